@@ -15,8 +15,9 @@ lists in dicts.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class Entity:
                 "modifiers": list(self.modifiers)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Entity":
+    def from_dict(cls, d: dict[str, Any]) -> Entity:
         return cls(text=d["text"], span=tuple(d["span"]), head=d.get("head", ""),
                    modifiers=list(d.get("modifiers", [])))
 
@@ -105,7 +106,7 @@ class Relation:
                 "span": list(self.span)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Relation":
+    def from_dict(cls, d: dict[str, Any]) -> Relation:
         return cls(subject=d["subject"], object=d["object"], text=d["text"],
                    span=tuple(d["span"]))
 
@@ -162,7 +163,8 @@ class LanguageGraph:
             if r.subject == r.object:
                 raise StructureError(f"relation {k} {r.text!r}: a self-loop on entity {r.subject}")
             if r.span[1] > ntok:
-                raise StructureError(f"relation {k} {r.text!r}: span {r.span} exceeds {ntok} tokens")
+                raise StructureError(
+                    f"relation {k} {r.text!r}: span {r.span} exceeds {ntok} tokens")
             key = frozenset((r.subject, r.object))
             if key in seen:
                 raise StructureError(f"relation {k} {r.text!r}: a second edge between "
@@ -239,7 +241,7 @@ class LanguageGraph:
     # -------------------------------------------------------------- builders
     @classmethod
     def from_triples(cls, text: str, triples: Sequence[tuple[str, str, str]],
-                     root: str | None = None) -> "LanguageGraph":
+                     root: str | None = None) -> LanguageGraph:
         """Build a graph from ``(subject phrase, relation phrase, object phrase)`` triples.
 
         A convenience for tests and synthetic data: phrases are located in the
@@ -286,7 +288,7 @@ class LanguageGraph:
                 "relations": [r.to_dict() for r in self.relations], "root": self.root}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LanguageGraph":
+    def from_dict(cls, d: dict[str, Any]) -> LanguageGraph:
         return cls(tokens=d["tokens"], entities=[Entity.from_dict(e) for e in d["entities"]],
                    relations=[Relation.from_dict(r) for r in d.get("relations", [])],
                    root=d.get("root", 0), text=d.get("text", ""))
@@ -366,11 +368,12 @@ class Proposals:
             "boxes": self.boxes.tolist(),
             "scores": None if self.scores is None else self.scores.tolist(),
             "labels": self.labels,
-            "features": None if self.features is None else self.features.astype(np.float32).tolist(),
+            "features": (None if self.features is None
+                         else self.features.astype(np.float32).tolist()),
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Proposals":
+    def from_dict(cls, d: dict[str, Any]) -> Proposals:
         feats = d.get("features")
         return cls(boxes=d["boxes"], image_size=tuple(d["image_size"]),
                    scores=d.get("scores"), labels=d.get("labels"),
@@ -433,7 +436,7 @@ class GroundingProblem:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GroundingProblem":
+    def from_dict(cls, d: dict[str, Any]) -> GroundingProblem:
         return cls(graph=LanguageGraph.from_dict(d["graph"]),
                    proposals=Proposals.from_dict(d["proposals"]), match=d.get("match"),
                    referent_box=d.get("referent_box"),
@@ -473,7 +476,7 @@ class Prediction:
                 "relation_scores": [float(x) for x in self.relation_scores]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Prediction":
+    def from_dict(cls, d: dict[str, Any]) -> Prediction:
         return cls(id=d["id"], match_prob=float(d["match_prob"]), box=d.get("box"),
                    proposal=int(d.get("proposal", -1)),
                    mismatched_relation=d.get("mismatched_relation"),

@@ -1,0 +1,324 @@
+"""Batching: many ``GroundingProblem``s into one ``GroundingBatch``.
+
+Graph structure lives in flat PyG-style tensors (``edge_index``, node-to-graph
+``node_batch``); beliefs are dense over the padded proposals of each graph with
+a proposal mask.  The propagation schedule (node depths, edges grouped by the
+depth of their child) is computed here, once per batch, so the model's forward
+never walks a tree in Python.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import torch
+
+from rcrn.structures import GroundingProblem
+
+__all__ = ["Vocab", "GroundingBatch", "collate", "normalize_token"]
+
+PAD, UNK = "<pad>", "<unk>"
+
+
+def normalize_token(token: str) -> str:
+    return token.lower()
+
+
+class Vocab:
+    """Word-to-id mapping; id 0 is ``<pad>``, id 1 is ``<unk>``."""
+
+    def __init__(self, words: Iterable[str] = ()) -> None:
+        self.itos: list[str] = [PAD, UNK]
+        self.stoi: dict[str, int] = {PAD: 0, UNK: 1}
+        for w in words:
+            self.add(w)
+
+    def add(self, word: str) -> int:
+        word = normalize_token(word)
+        if word not in self.stoi:
+            self.stoi[word] = len(self.itos)
+            self.itos.append(word)
+        return self.stoi[word]
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, word: str) -> bool:
+        return normalize_token(word) in self.stoi
+
+    def encode(self, words: Sequence[str]) -> list[int]:
+        return [self.stoi.get(normalize_token(w), 1) for w in words]
+
+    @classmethod
+    def build(cls, problems: Iterable[GroundingProblem], min_count: int = 1) -> Vocab:
+        """Vocabulary of every token of the problems' graphs seen ``min_count`` times."""
+        counts: Counter[str] = Counter()
+        for p in problems:
+            counts.update(normalize_token(t) for t in p.graph.tokens)
+        return cls(sorted(w for w, c in counts.items() if c >= min_count))
+
+    @classmethod
+    def from_file(cls, path: str) -> Vocab:
+        """One word per line, line index = id; line 0 must be ``<pad>``; ``<unk>`` is added."""
+        with open(path, encoding="utf-8") as f:
+            words = [line.rstrip("\n") for line in f]
+        vocab = cls()
+        vocab.itos, vocab.stoi = [], {}
+        for w in words:
+            if w in vocab.stoi:
+                raise ValueError(f"{path}: word {w!r} appears twice")
+            vocab.stoi[w] = len(vocab.itos)
+            vocab.itos.append(w)
+        if vocab.itos[:1] != [PAD]:
+            raise ValueError(f"{path}: line 1 must be {PAD!r}")
+        if UNK not in vocab.stoi:
+            vocab.stoi[UNK] = len(vocab.itos)
+            vocab.itos.append(UNK)
+        return vocab
+
+    def to_list(self) -> list[str]:
+        return list(self.itos)
+
+    @classmethod
+    def from_list(cls, words: list[str]) -> Vocab:
+        vocab = cls()
+        vocab.itos = list(words)
+        vocab.stoi = {w: i for i, w in enumerate(words)}
+        return vocab
+
+
+@dataclass
+class GroundingBatch:
+    """A batch of grounding problems with its propagation schedule.
+
+    Shapes: ``B`` graphs, ``V`` entity nodes, ``E`` relation edges, ``N`` the
+    largest proposal count in the batch, ``D`` the region feature size.
+
+    Attributes:
+        ids: problem identifiers, length ``B``.
+        ent_tokens: ``[V, Le]`` word ids of every entity phrase (0-padded).
+        ent_lengths: ``[V]`` phrase lengths (>= 1).
+        spo_tokens: ``[E, Ls]`` word ids of every subject-predicate-object phrase.
+        spo_lengths: ``[E]``.
+        node_batch: ``[V]`` graph of every node.
+        node_depth: ``[V]`` depth of every node in its tree (root 0).
+        root: ``[B]`` global index of every graph's root node.
+        edge_index: ``[2, E]`` (parent node, child node), global indices.
+        edge_batch: ``[E]`` graph of every edge.
+        edge_relation: ``[E]`` index of the edge's relation in its graph's ``relations``.
+        edge_parent_is_subject: ``[E]`` True when the parent is the relation's subject.
+        levels: edges grouped by the depth of their child; ``levels[d - 1]`` holds
+            the edges whose child is at depth ``d``.
+        level_parents: unique parent nodes of every level.
+        box_feats: ``[B, N, D]`` region features (zeros where padded).
+        boxes: ``[B, N, 4]`` boxes normalised to [0, 1] (xyxy).
+        boxes_px: ``[B, N, 4]`` boxes in pixels.
+        box_mask: ``[B, N]`` True for real proposals.
+        image_size: ``[B, 2]`` (width, height).
+        match: ``[B]`` match labels (-1 when unknown).
+        target_index: ``[B]`` proposal of maximum IoU with the referent box (-1 unknown).
+        referent_box: ``[B, 4]`` referent box in pixels (zeros when unknown).
+        mismatch: ``[B]`` index of the mismatched relation (-1 when none).
+        images: optional ``[B, 3, H, W]`` float images in [0, 1] for pixel encoders.
+    """
+
+    ids: list[str]
+    ent_tokens: torch.Tensor
+    ent_lengths: torch.Tensor
+    spo_tokens: torch.Tensor
+    spo_lengths: torch.Tensor
+    node_batch: torch.Tensor
+    node_depth: torch.Tensor
+    root: torch.Tensor
+    edge_index: torch.Tensor
+    edge_batch: torch.Tensor
+    edge_relation: torch.Tensor
+    edge_parent_is_subject: torch.Tensor
+    levels: list[torch.Tensor]
+    level_parents: list[torch.Tensor]
+    box_feats: torch.Tensor
+    boxes: torch.Tensor
+    boxes_px: torch.Tensor
+    box_mask: torch.Tensor
+    image_size: torch.Tensor
+    match: torch.Tensor
+    target_index: torch.Tensor
+    referent_box: torch.Tensor
+    mismatch: torch.Tensor
+    images: torch.Tensor | None = None
+    meta: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def num_graphs(self) -> int:
+        return len(self.ids)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.node_batch.numel())
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_batch.numel())
+
+    @property
+    def max_boxes(self) -> int:
+        return int(self.box_mask.shape[1])
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> GroundingBatch:
+        """Move every tensor to ``device`` (pinned batches copy asynchronously)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, torch.Tensor):
+                v = v.to(device, non_blocking=non_blocking)
+            elif isinstance(v, list) and v and isinstance(v[0], torch.Tensor):
+                v = [t.to(device, non_blocking=non_blocking) for t in v]
+            out[f.name] = v
+        return GroundingBatch(**out)
+
+    def pin_memory(self) -> GroundingBatch:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, torch.Tensor):
+                setattr(self, f.name, v.pin_memory())
+            elif isinstance(v, list) and v and isinstance(v[0], torch.Tensor):
+                setattr(self, f.name, [t.pin_memory() for t in v])
+        return self
+
+    def to_pyg(self) -> Any:
+        """The graph structure as a ``torch_geometric.data.Batch`` (for analysis and interop)."""
+        from torch_geometric.data import Batch, Data
+
+        graphs = []
+        for g in range(self.num_graphs):
+            nodes = (self.node_batch == g).nonzero().flatten()
+            edges = (self.edge_batch == g).nonzero().flatten()
+            offset = int(nodes[0]) if len(nodes) else 0
+            graphs.append(Data(edge_index=self.edge_index[:, edges] - offset,
+                               depth=self.node_depth[nodes],
+                               relation=self.edge_relation[edges],
+                               num_nodes=len(nodes)))
+        return Batch.from_data_list(graphs)
+
+
+def _pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    length = max([len(s) for s in seqs] + [1])
+    out = torch.zeros(len(seqs), length, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+    lengths = torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
+    return out, lengths
+
+
+def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
+            feature_dim: int | None = None, with_images: bool = False) -> GroundingBatch:
+    """Collate problems into one batch and compute the propagation schedule.
+
+    Args:
+        problems: the items; every one needs a valid tree and proposals.
+        vocab: maps words to ids.
+        feature_dim: region feature size; inferred from the first problem with
+            features; problems without features get zeros.
+        with_images: stack ``problem.meta["image"]`` (HxWx3 uint8 arrays of one
+            size) into ``images``.
+
+    Returns:
+        The batch; every index is global to the batch.
+    """
+    if not problems:
+        raise ValueError("collate needs at least one problem")
+    if feature_dim is None:
+        feature_dim = next((p.proposals.feature_dim for p in problems
+                            if p.proposals.features is not None), 0)
+    n_max = max(1, max(len(p.proposals) for p in problems))
+    B = len(problems)
+
+    ent_seqs: list[list[int]] = []
+    spo_seqs: list[list[int]] = []
+    node_batch, node_depth, roots = [], [], []
+    parents, children, edge_batch, edge_rel, parent_is_subj = [], [], [], [], []
+    box_feats = torch.zeros(B, n_max, feature_dim)
+    boxes = torch.zeros(B, n_max, 4)
+    boxes_px = torch.zeros(B, n_max, 4)
+    box_mask = torch.zeros(B, n_max, dtype=torch.bool)
+    image_size = torch.zeros(B, 2)
+    match = torch.full((B,), -1.0)
+    target = torch.full((B,), -1, dtype=torch.long)
+    ref_box = torch.zeros(B, 4)
+    mismatch = torch.full((B,), -1, dtype=torch.long)
+
+    offset = 0
+    for g, p in enumerate(problems):
+        graph = p.graph
+        depth = graph.depths()
+        for i in range(graph.num_entities):
+            ent_seqs.append(vocab.encode(graph.entity_tokens(i)))
+            node_batch.append(g)
+            node_depth.append(depth[i])
+        roots.append(offset + graph.root)
+        for parent, child, k in graph.tree_edges():
+            parents.append(offset + parent)
+            children.append(offset + child)
+            edge_batch.append(g)
+            edge_rel.append(k)
+            parent_is_subj.append(graph.relations[k].subject == parent)
+            spo_seqs.append(vocab.encode(graph.spo_tokens(k)))
+        offset += graph.num_entities
+
+        props = p.proposals
+        n = len(props)
+        w, h = props.image_size
+        image_size[g] = torch.tensor([w, h], dtype=torch.float32)
+        if n:
+            px = torch.from_numpy(np.asarray(props.boxes, dtype=np.float32))
+            boxes_px[g, :n] = px
+            boxes[g, :n] = px / torch.tensor([w, h, w, h], dtype=torch.float32)
+            box_mask[g, :n] = True
+            if props.features is not None and feature_dim:
+                if props.feature_dim != feature_dim:
+                    raise ValueError(f"problem {p.id!r}: features of size {props.feature_dim}, "
+                                     f"batch uses {feature_dim}")
+                box_feats[g, :n] = torch.from_numpy(np.asarray(props.features, dtype=np.float32))
+        if p.match is not None:
+            match[g] = float(p.match)
+        if p.referent_box is not None:
+            ref_box[g] = torch.from_numpy(np.asarray(p.referent_box, dtype=np.float32))
+            target[g] = p.target_index
+        if p.mismatched_relation is not None:
+            mismatch[g] = p.mismatched_relation
+
+    ent_tokens, ent_lengths = _pad(ent_seqs)
+    spo_tokens, spo_lengths = _pad(spo_seqs) if spo_seqs else (
+        torch.zeros(0, 1, dtype=torch.long), torch.zeros(0, dtype=torch.long))
+    edge_index = torch.tensor([parents, children], dtype=torch.long).reshape(2, -1)
+    child_depth = torch.tensor(node_depth, dtype=torch.long)[edge_index[1]]
+    max_depth = int(child_depth.max()) if len(child_depth) else 0
+    levels = [(child_depth == d).nonzero().flatten() for d in range(1, max_depth + 1)]
+    level_parents = [torch.unique(edge_index[0, lv]) for lv in levels]
+
+    images = None
+    if with_images:
+        arrays = [p.meta.get("image") for p in problems]
+        if any(a is None for a in arrays):
+            missing = next(p.id for p, a in zip(problems, arrays) if a is None)
+            raise ValueError(f"problem {missing!r}: meta['image'] is missing")
+        images = torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).float().div_(255.0)
+
+    return GroundingBatch(
+        ids=[p.id for p in problems], ent_tokens=ent_tokens, ent_lengths=ent_lengths,
+        spo_tokens=spo_tokens, spo_lengths=spo_lengths,
+        node_batch=torch.tensor(node_batch, dtype=torch.long),
+        node_depth=torch.tensor(node_depth, dtype=torch.long),
+        root=torch.tensor(roots, dtype=torch.long), edge_index=edge_index,
+        edge_batch=torch.tensor(edge_batch, dtype=torch.long),
+        edge_relation=torch.tensor(edge_rel, dtype=torch.long),
+        edge_parent_is_subject=torch.tensor(parent_is_subj, dtype=torch.bool),
+        levels=levels, level_parents=level_parents, box_feats=box_feats, boxes=boxes,
+        boxes_px=boxes_px, box_mask=box_mask, image_size=image_size, match=match,
+        target_index=target, referent_box=ref_box, mismatch=mismatch, images=images,
+        meta=[{k: v for k, v in p.meta.items() if k != "image"} for p in problems],
+    )

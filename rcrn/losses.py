@@ -1,0 +1,70 @@
+"""The training objective of RCRN (paper Eq. 9-11, appendix B)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from rcrn.batching import GroundingBatch
+from rcrn.models.rcrn import ModelOutput, encode_deltas
+
+__all__ = ["LossConfig", "rcrn_loss"]
+
+
+@dataclass
+class LossConfig:
+    """Weights of the loss: ``L = L_grd + mu * L_match + omega * L_reg``."""
+
+    mu: float = 3.0
+    omega: float = 1.0
+    iou_threshold: float = 0.5
+
+
+def paired_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """IoU of ``a[i]`` with ``b[i]`` for xyxy boxes ``[n, 4]``."""
+    lt = torch.maximum(a[:, :2], b[:, :2])
+    rb = torch.minimum(a[:, 2:], b[:, 2:])
+    inter = (rb - lt).clamp(min=0).prod(-1)
+    union = (a[:, 2:] - a[:, :2]).prod(-1) + (b[:, 2:] - b[:, :2]).prod(-1) - inter
+    return inter / union.clamp(min=1e-9)
+
+
+def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,
+              grounding_scale: float = 1.0) -> dict[str, torch.Tensor]:
+    """Loss terms for one batch.
+
+    * ``grd``: cross-entropy of ``softmax(scale * b^bp_root)`` against the proposal of
+      maximum IoU with the referent, on matched pairs only (Eq. 9).
+    * ``match``: binary cross-entropy of P(match) (Eq. 10).
+    * ``reg``: smooth-L1 between predicted and target offsets of the chosen
+      proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
+      referent box (omega = 0 otherwise, appendix B).
+
+    Returns:
+        dict with ``loss`` and each term (means over the pairs they apply to).
+    """
+    cfg = cfg or LossConfig()
+    zero = batch.box_feats.new_zeros(())
+    terms = {"grd": zero, "match": zero, "reg": zero}
+    positive = (batch.match == 1) & (batch.target_index >= 0)
+    if out.ground_belief is not None and positive.any():
+        logits = (grounding_scale * out.ground_belief).masked_fill(~batch.box_mask,
+                                                                   float("-inf"))
+        terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
+    known = batch.match >= 0
+    if out.match_prob is not None and known.any():
+        p = out.match_prob[known].clamp(1e-6, 1 - 1e-6)
+        terms["match"] = F.binary_cross_entropy(p, batch.match[known])
+    if out.deltas is not None and out.ground_index is not None and positive.any():
+        ar = torch.arange(batch.num_graphs, device=batch.match.device)
+        chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
+        iou = paired_iou(chosen, batch.referent_box)
+        use = positive & (iou >= cfg.iou_threshold)
+        if use.any():
+            target = encode_deltas(chosen[use], batch.referent_box[use])
+            reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
+            terms["reg"] = reg.sum(-1).mean()
+    total = terms["grd"] + cfg.mu * terms["match"] + cfg.omega * terms["reg"]
+    return {"loss": total, **terms}

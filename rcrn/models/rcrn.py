@@ -1,0 +1,341 @@
+"""RCRN: Relation-sensitive Correspondence Reasoning Network (paper section 4).
+
+The model encodes the batch once (phrases, regions, per-box relation
+projections), then evaluates its reasoning program (``rcrn.programs``) over
+the batch: every primitive runs batched over all graphs, and propagation loops
+over tree levels only (the schedule comes from ``collate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from rcrn import programs as P
+from rcrn.batching import GroundingBatch
+from rcrn.encoders import PhraseEncoder, WordEmbedding, location_feature
+from rcrn.nn import (
+    MLP,
+    Aggregate,
+    And,
+    Classify,
+    Compare,
+    EntitySim,
+    GateProd,
+    GateSum,
+    Locate,
+    RelationSim,
+    Select,
+)
+from rcrn.nn.functional import gate_context
+
+__all__ = ["RCRNConfig", "RCRN", "Belief", "ModelOutput", "encode_deltas", "decode_deltas"]
+
+
+@dataclass
+class RCRNConfig:
+    """Dimensions and switches of RCRN.
+
+    The defaults are the synthetic benchmark's; ``RCRNConfig.paper()`` gives the
+    paper's (BiLSTM 512x2 over 300-d words, joint 1024, 2048-d regions, K=5).
+    """
+
+    word_dim: int = 64
+    lstm_hidden: int = 64
+    joint: int = 128
+    hidden: int = 128
+    sim_dim: int = 64
+    vis_dim: int = 64
+    spatial_dim: int = 16
+    pair_dim: int = 64
+    k: int = 5
+    classify_hidden: int = 32
+    regression: bool = True
+    grounding_scale: float = 1.0
+    eps: float = 1e-6
+    program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
+
+    @classmethod
+    def paper(cls, **overrides: Any) -> RCRNConfig:
+        base = dict(word_dim=300, lstm_hidden=512, joint=1024, hidden=1024, sim_dim=256,
+                    vis_dim=2048, spatial_dim=64, pair_dim=2048, k=5, classify_hidden=64)
+        base.update(overrides)
+        return cls(**base)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Belief:
+    """Beliefs of every node over a set of slots (regions).
+
+    Attributes:
+        values: ``[V, S]`` belief of every node in every slot.
+        slots: ``[V, S]`` batch-global region index of every slot.
+        mask: ``[V, S]`` valid slots.
+    """
+
+    values: torch.Tensor
+    slots: torch.Tensor
+    mask: torch.Tensor
+
+
+@dataclass
+class ModelOutput:
+    """What a forward pass returns.
+
+    Attributes:
+        match_prob: ``[B]`` P(match).
+        ground_belief: ``[B, N]`` the root's bottom-up belief (grounding branch).
+        ground_index: ``[B]`` chosen proposal (-1 when the graph has none).
+        box: ``[B, 4]`` predicted referent box in pixels (after regression).
+        deltas: ``[B, 4]`` regression offsets of the chosen proposal.
+        edge_scores: ``[E]`` Compare scores (lower = more suspect).
+        mismatch_index: ``[B]`` blamed relation index in each graph (-1 if none).
+        values: every evaluated sub-expression, keyed by its text.
+    """
+
+    match_prob: torch.Tensor | None
+    ground_belief: torch.Tensor | None
+    ground_index: torch.Tensor | None
+    box: torch.Tensor | None
+    deltas: torch.Tensor | None
+    edge_scores: torch.Tensor | None
+    mismatch_index: torch.Tensor | None
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def encode_deltas(proposal: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Standard (dx, dy, log dw, log dh) offsets from xyxy ``proposal`` to ``target``."""
+    pw = (proposal[..., 2] - proposal[..., 0]).clamp(min=1e-3)
+    ph = (proposal[..., 3] - proposal[..., 1]).clamp(min=1e-3)
+    tw = (target[..., 2] - target[..., 0]).clamp(min=1e-3)
+    th = (target[..., 3] - target[..., 1]).clamp(min=1e-3)
+    dx = ((target[..., 0] + target[..., 2]) - (proposal[..., 0] + proposal[..., 2])) / (2 * pw)
+    dy = ((target[..., 1] + target[..., 3]) - (proposal[..., 1] + proposal[..., 3])) / (2 * ph)
+    return torch.stack([dx, dy, torch.log(tw / pw), torch.log(th / ph)], dim=-1)
+
+
+def decode_deltas(proposal: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
+    """Inverse of ``encode_deltas``."""
+    pw = (proposal[..., 2] - proposal[..., 0]).clamp(min=1e-3)
+    ph = (proposal[..., 3] - proposal[..., 1]).clamp(min=1e-3)
+    cx = (proposal[..., 0] + proposal[..., 2]) / 2 + deltas[..., 0] * pw
+    cy = (proposal[..., 1] + proposal[..., 3]) / 2 + deltas[..., 1] * ph
+    w = pw * torch.exp(deltas[..., 2].clamp(max=4.0))
+    h = ph * torch.exp(deltas[..., 3].clamp(max=4.0))
+    return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], dim=-1)
+
+
+class _Encoded:
+    """Per-forward features shared by every step of the program."""
+
+    def __init__(self, model: RCRN, batch: GroundingBatch) -> None:
+        cfg = model.config
+        self.batch = batch
+        words = model.words(batch.ent_tokens)
+        self.phrase, heads = model.phrases(words, batch.ent_lengths)
+        self.ent_app, self.ent_pos = heads["app"], heads["pos"]
+        if batch.num_edges:
+            _, spo = model.phrases(model.words(batch.spo_tokens), batch.spo_lengths)
+            self.rel = spo["spo"]
+        else:
+            self.rel = self.phrase.new_zeros(0, cfg.joint)
+        self.regions = model.region_features(batch)                    # [B, N, Dv]
+        self.location = location_feature(batch.boxes)                  # [B, N, 5]
+        B, N = batch.box_mask.shape
+        self.boxes_flat = batch.boxes.reshape(B * N, 4)
+        self.proj = model.rel_sim.project(self.regions.reshape(B * N, -1))
+        self.node_mask = batch.box_mask[batch.node_batch]               # [V, N]
+        self.node_slots = (batch.node_batch[:, None] * N
+                           + torch.arange(N, device=batch.box_mask.device)[None])
+        self.b_app = model.app_sim(self.ent_app, self.regions, batch.node_batch)
+        self.b_pos = model.pos_sim(self.ent_pos, self.location, batch.node_batch)
+        _, self.context = gate_context(self.phrase, [self.b_app, self.b_pos], self.node_mask,
+                                       cfg.k)
+
+
+class RCRN(nn.Module):
+    """The RCRN model: encoders, shared Sim modules, the gated modules of its program.
+
+    Args:
+        config: dimensions and the program text.
+        vocab_size: number of words (``Vocab``).
+        word_vectors: optional pretrained word vectors ``[vocab_size, word_dim]``.
+        freeze_words: keep pretrained word vectors fixed.
+        region_encoder: optional module mapping ``(images [B,3,H,W], boxes_px [B,N,4])``
+            to region features ``[B, N, vis_dim]``; used when the batch holds images.
+    """
+
+    def __init__(self, config: RCRNConfig, vocab_size: int,
+                 word_vectors: torch.Tensor | None = None, freeze_words: bool = False,
+                 region_encoder: nn.Module | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.program = P.parse(config.program)
+        cfg = config
+        self.words = WordEmbedding(vocab_size, cfg.word_dim, word_vectors, freeze_words)
+        self.phrases = PhraseEncoder(self.words.dim, cfg.lstm_hidden, cfg.joint)
+        state = self.phrases.state_dim
+        self.app_sim = EntitySim(cfg.joint, cfg.vis_dim, cfg.joint, cfg.hidden, cfg.sim_dim)
+        self.pos_sim = EntitySim(cfg.joint, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
+        self.rel_sim = RelationSim(cfg.joint, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
+                                   cfg.hidden, cfg.joint)
+        ctx = 2 * cfg.k
+        self.gates = nn.ModuleDict()
+        for name, (kind, mode) in P.gate_specs(self.program).items():
+            self.gates[name] = (GateSum(state, ctx, 2, mode) if kind == "gatesum"
+                                else GateProd(state, ctx, mode))
+        self.select = Select(cfg.k)
+        self.aggregate = Aggregate(cfg.eps)
+        self.classify = Classify(cfg.k, cfg.classify_hidden)
+        self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
+        self.and_ = And()
+        self.locate = Locate()
+        self.region_encoder = region_encoder
+        self.regress = (MLP(cfg.vis_dim + 5 + cfg.joint, cfg.hidden, 4)
+                        if cfg.regression else None)
+        self._recorders: list[Callable[[str, Any], None]] = []
+
+    # ----------------------------------------------------------- recording
+    def add_recorder(self, fn: Callable[[str, Any], None]) -> Callable[[], None]:
+        """Call ``fn(step_text, value)`` for every evaluated step; returns a remover."""
+        self._recorders.append(fn)
+        return lambda: self._recorders.remove(fn)
+
+    def _emit(self, key: str, value: Any) -> None:
+        for fn in self._recorders:
+            fn(key, value)
+
+    # ------------------------------------------------------------ encoding
+    def region_features(self, batch: GroundingBatch) -> torch.Tensor:
+        if self.region_encoder is not None and batch.images is not None:
+            return self.region_encoder(batch.images, batch.boxes_px) * batch.box_mask[..., None]
+        return batch.box_feats
+
+    # ---------------------------------------------------------- primitives
+    def local_belief(self, enc: _Encoded, mode: str) -> Belief:
+        b, beta = self.gates[f"local_{mode}"]([enc.b_app, enc.b_pos], enc.phrase, enc.context,
+                                             enc.node_mask)
+        self._emit(f"beta:local_{mode}", beta)
+        return Belief(b, enc.node_slots, enc.node_mask)
+
+    def prune(self, x: Belief, k: int) -> Belief:
+        values, pos, mask = Select(k)(x.values, x.mask)
+        return Belief(values, x.slots.gather(1, pos), mask)
+
+    def propagate(self, enc: _Encoded, x: Belief, direction: str, name: str) -> Belief:
+        """Bottom-up (``up``) or top-down (``down``) message passing (paper 4.2.1).
+
+        One batched step per tree level: Select on the context nodes, relation
+        scores only for (target slot, context top-K slot) pairs, Aggregate in
+        log space, GateProd on the target nodes.
+        """
+        batch, gate = enc.batch, self.gates[name]
+        b = x.values
+        up = direction == "up"
+        order = range(len(batch.levels) - 1, -1, -1) if up else range(len(batch.levels))
+        betas = []
+        for d in order:
+            lv = batch.levels[d]
+            parent, child = batch.edge_index[0, lv], batch.edge_index[1, lv]
+            tgt, src = (parent, child) if up else (child, parent)
+            sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
+            cols = x.slots[src].gather(1, sel_pos)
+            rows = x.slots[tgt]
+            subj = batch.edge_parent_is_subject[lv]
+            A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
+                             subj if up else ~subj)
+            self._emit(f"relation:{name}:{d + 1}", (lv, A))
+            log_agg = self.aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
+            nodes = batch.level_parents[d] if up else child
+            new, beta = gate(x.values[nodes], log_agg[nodes], enc.phrase[nodes],
+                             enc.context[nodes], x.mask[nodes])
+            betas.append((nodes, beta))
+            b = b.index_copy(0, nodes, new)
+        self._emit(f"beta:{name}", betas)
+        return Belief(b, x.slots, x.mask)
+
+    # ------------------------------------------------------------- program
+    def _eval(self, expr: tuple, enc: _Encoded, cache: dict[tuple, Any]) -> Any:
+        if expr in cache:
+            return cache[expr]
+        head = expr[0]
+        if head == "local":
+            value = self.local_belief(enc, expr[1][1])
+        elif head == "select":
+            value = self.prune(self._eval(expr[2], enc, cache), expr[1])
+        elif head == "propagate":
+            value = self.propagate(enc, self._eval(expr[2], enc, cache), expr[1], expr[3])
+        elif head == "classify":
+            x = self._eval(expr[1], enc, cache)
+            value = self.classify(x.values, x.mask)
+        elif head == "and":
+            confs = [self._eval(e, enc, cache) for e in expr[1:]]
+            value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
+        elif head == "compare":
+            confs = [self._eval(e, enc, cache) for e in expr[1:]]
+            ei = enc.batch.edge_index
+            value = self.compare_up(confs[0], ei)
+            if len(confs) == 2:
+                value = value + self.compare_down(confs[1], ei)
+        else:
+            raise P.ProgramError(f"cannot evaluate {P.to_text(expr)}")
+        cache[expr] = value
+        self._emit(P.to_text(expr), value)
+        return value
+
+    def forward(self, batch: GroundingBatch) -> ModelOutput:
+        enc = _Encoded(self, batch)
+        cache: dict[tuple, Any] = {}
+        parts = dict(self.program[1:])
+        out = ModelOutput(None, None, None, None, None, None, None)
+        B, N = batch.box_mask.shape
+        if "ground" in parts:
+            belief = self._eval(parts["ground"], enc, cache)
+            root = belief.values[batch.root]                            # [B, N]
+            out.ground_belief = root
+            out.ground_index = self.locate(-root, batch.box_mask)
+            out.box, out.deltas = self._regress(enc, out.ground_index)
+        if "match" in parts:
+            out.match_prob = self._eval(parts["match"], enc, cache)
+        if "mismatch" in parts:
+            d = self._eval(parts["mismatch"], enc, cache)
+            out.edge_scores = d
+            max_rel = int(batch.edge_relation.max()) + 1 if batch.num_edges else 0
+            dense = d.new_full((B, max_rel), float("inf"))
+            mask = torch.zeros(B, max_rel, dtype=torch.bool, device=d.device)
+            dense[batch.edge_batch, batch.edge_relation] = d
+            mask[batch.edge_batch, batch.edge_relation] = True
+            out.mismatch_index = self.locate(dense, mask)
+        out.values = {P.to_text(k): v for k, v in cache.items()}
+        self._emit("output", out)
+        return out
+
+    def _regress(self, enc: _Encoded, index: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch = enc.batch
+        B = batch.num_graphs
+        idx = index.clamp(min=0)
+        ar = torch.arange(B, device=idx.device)
+        proposal = batch.boxes_px[ar, idx]
+        if self.regress is None:
+            return proposal, proposal.new_zeros(B, 4)
+        if batch.num_edges:
+            summed = enc.rel.new_zeros(B, enc.rel.shape[1]).index_add(0, batch.edge_batch,
+                                                                      enc.rel)
+            count = torch.bincount(batch.edge_batch, minlength=B).clamp(min=1)
+            glob = summed / count[:, None]
+        else:
+            glob = enc.rel.new_zeros(B, self.config.joint)
+        feats = torch.cat([enc.regions[ar, idx], enc.location[ar, idx], glob], dim=-1)
+        deltas = self.regress(feats)
+        return decode_deltas(proposal, deltas), deltas
+
+    def extra_repr(self) -> str:
+        return f"program={P.to_text(self.program)}"

@@ -1,0 +1,32 @@
+"""Compare: confidence difference across every edge (paper Eq. 8)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["Compare"]
+
+
+class Compare(nn.Module):
+    r"""``d_ij = p_i - p_j`` for every edge (i = parent, j = child).
+
+    The mismatch score of Eq. 8 is ``Compare(p^bp) + Compare^rev(p^td)``:
+    a mismatched relation lowers the receiving node's confidence in each pass.
+
+    Shapes: ``p [V]``, ``edge_index [2, E]`` -> ``[E]``.
+    """
+
+    def __init__(self, reverse: bool = False) -> None:
+        super().__init__()
+        self.reverse = reverse
+
+    def reset_parameters(self) -> None:
+        """Compare has no parameters."""
+
+    def forward(self, p: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        d = p[edge_index[0]] - p[edge_index[1]]
+        return -d if self.reverse else d
+
+    def __repr__(self) -> str:
+        return f"Compare({'child - parent' if self.reverse else 'parent - child'})"

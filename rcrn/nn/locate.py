@@ -1,0 +1,30 @@
+"""Locate: the position of the smallest value of every group (paper Table 1)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["Locate"]
+
+
+class Locate(nn.Module):
+    r"""``i = argmin(p)`` over the valid entries of every row.
+
+    Grounding is ``Locate(-b_root)``; the mismatched relation is
+    ``Locate(d)`` over the Compare scores of a graph's edges.
+
+    Shapes: ``p [B, S]``, ``mask [B, S]`` -> ``[B]`` (-1 for rows with no valid entry).
+    """
+
+    def reset_parameters(self) -> None:
+        """Locate has no parameters."""
+
+    def forward(self, p: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if p.shape[-1] == 0:
+            return torch.full(p.shape[:-1], -1, dtype=torch.long, device=p.device)
+        idx = p.masked_fill(~mask, float("inf")).argmin(dim=-1)
+        return idx.masked_fill(~mask.any(dim=-1), -1)
+
+    def __repr__(self) -> str:
+        return "Locate()"

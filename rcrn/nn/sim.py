@@ -1,0 +1,149 @@
+"""Sim: local correspondence between text and visual features (paper Eq. 1, 4, 14-16)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rcrn.encoders import spatial_pair
+
+__all__ = ["MLP", "EntitySim", "RelationSim"]
+
+
+class MLP(nn.Module):
+    """Linear -> ReLU -> Linear (the feature transformation MLPs of the paper)."""
+
+    def __init__(self, in_dim: int, hidden: int, out_dim: int) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(in_dim, hidden), nn.Linear(hidden, out_dim)
+
+    def reset_parameters(self) -> None:
+        self.fc1.reset_parameters()
+        self.fc2.reset_parameters()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class EntitySim(nn.Module):
+    r"""Entity Sim: vector similarity of SGRAF style, squashed to [-1, 1].
+
+    ``F_trf(x) = L2Norm(MLP(x))``;
+    ``b_ij = tanh(W_eval^T ReLU(W_v (F_trf^t(x_i) - F_trf^v(y_j))^2))``.
+
+    Shapes: ``text [V, Dt]``, ``vis [B, N, Dv]``, ``node_batch [V]`` -> ``[V, N]``
+    (every node against every proposal of its own graph).
+    """
+
+    def __init__(self, text_dim: int, vis_dim: int, joint: int, hidden: int,
+                 sim_dim: int) -> None:
+        super().__init__()
+        self.text_trf = MLP(text_dim, hidden, joint)
+        self.vis_trf = MLP(vis_dim, hidden, joint)
+        self.vec = nn.Linear(joint, sim_dim)
+        self.w_eval = nn.Linear(sim_dim, 1)
+        self.dims = (text_dim, vis_dim, joint, hidden, sim_dim)
+
+    def reset_parameters(self) -> None:
+        for m in (self.text_trf, self.vis_trf, self.vec, self.w_eval):
+            m.reset_parameters()
+
+    def transform(self, text: torch.Tensor, vis: torch.Tensor
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        return (F.normalize(self.text_trf(text), dim=-1),
+                F.normalize(self.vis_trf(vis), dim=-1))
+
+    def score(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Similarity of transformed features broadcast to ``[..., J]`` -> ``[...]``."""
+        return torch.tanh(self.w_eval(F.relu(self.vec((x - y) ** 2)))).squeeze(-1)
+
+    def forward(self, text: torch.Tensor, vis: torch.Tensor,
+                node_batch: torch.Tensor) -> torch.Tensor:
+        x, y = self.transform(text, vis)
+        return self.score(x[:, None, :], y[node_batch])
+
+    def __repr__(self) -> str:
+        t, v, j, h, s = self.dims
+        return f"EntitySim(text={t}, vis={v}, joint={j}, hidden={h}, sim={s})"
+
+
+class RelationSim(nn.Module):
+    r"""Relation Sim: ``[A_ij]_kl = ReLU(<F_trf(r^e_ij), F_trf(r^o_kl)>)``.
+
+    The visual pair feature is ``r^o_kl = [W_l s_kl, W_e [o_k, o_l]]`` (Eq. 12).
+    The first layer of ``F_trf`` on ``r^o`` is linear in ``[s_kl, o_k, o_l]``, so
+    ``project`` maps every box once (``U1 = W1b W_e^sub o``, ``U2 = W1b W_e^obj o``)
+    and ``forward`` adds the projections per pair: the same math as
+    concatenating and projecting each pair, with the 2D-wide product done per box.
+
+    Shapes: ``forward(text [E, Dt], boxes [M, 4], (U1, U2) [M, H], rows [E, R],
+    cols [E, C], row_is_subject [E])`` -> ``[E, R, C]``; rows/cols index the
+    ``M`` boxes of the batch.
+    """
+
+    def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, pair_dim: int,
+                 hidden: int, joint: int) -> None:
+        super().__init__()
+        self.W_l = nn.Linear(5, spatial_dim)
+        self.W_e = nn.Linear(2 * vis_dim, pair_dim)
+        self.vis_fc1 = nn.Linear(spatial_dim + pair_dim, hidden)
+        self.vis_fc2 = nn.Linear(hidden, joint)
+        self.text_trf = MLP(text_dim, hidden, joint)
+        self.dims = (text_dim, vis_dim, spatial_dim, pair_dim, hidden, joint)
+
+    def reset_parameters(self) -> None:
+        for m in (self.W_l, self.W_e, self.vis_fc1, self.vis_fc2, self.text_trf):
+            m.reset_parameters()
+
+    # -- the plain form (reference): one pair feature at a time
+    def pair_feature(self, o_sub: torch.Tensor, o_obj: torch.Tensor,
+                     s: torch.Tensor) -> torch.Tensor:
+        """``r^o = [W_l s, W_e [o_sub, o_obj]]`` for broadcastable inputs."""
+        o_sub, o_obj = torch.broadcast_tensors(o_sub, o_obj)
+        appearance = self.W_e(torch.cat([o_sub, o_obj], dim=-1))
+        spatial = self.W_l(s).expand(*appearance.shape[:-1], self.W_l.out_features)
+        return torch.cat([spatial, appearance], dim=-1)
+
+    def visual_transform(self, r_o: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.vis_fc2(F.relu(self.vis_fc1(r_o))), dim=-1)
+
+    def text_transform(self, text: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.text_trf(text), dim=-1)
+
+    # -- the fused form
+    def project(self, vis: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-box first-layer projections ``(U1, U2)`` of boxes ``[M, Dv]`` as subject / object."""
+        d = vis.shape[-1]
+        w1b = self.vis_fc1.weight[:, self.W_l.out_features:]
+        sub = vis @ self.W_e.weight[:, :d].t()
+        obj = vis @ self.W_e.weight[:, d:].t()
+        return sub @ w1b.t(), obj @ w1b.t()
+
+    def _constant(self) -> tuple[torch.Tensor, torch.Tensor]:
+        k = self.W_l.out_features
+        w1a, w1b = self.vis_fc1.weight[:, :k], self.vis_fc1.weight[:, k:]
+        m_s = w1a @ self.W_l.weight                      # [H, 5]
+        c = w1a @ self.W_l.bias + w1b @ self.W_e.bias + self.vis_fc1.bias
+        return m_s, c
+
+    def forward(self, text: torch.Tensor, boxes: torch.Tensor,
+                proj: tuple[torch.Tensor, torch.Tensor], rows: torch.Tensor,
+                cols: torch.Tensor, row_is_subject: torch.Tensor) -> torch.Tensor:
+        u_sub, u_obj = proj
+        m_s, c = self._constant()
+        flag = row_is_subject[:, None, None]
+        a_row = torch.where(flag, u_sub[rows], u_obj[rows])            # [E, R, H]
+        a_col = torch.where(flag, u_obj[cols], u_sub[cols])            # [E, C, H]
+        b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
+        s = torch.where(flag[..., None], spatial_pair(b_row, b_col),
+                        spatial_pair(b_col, b_row))                    # [E, R, C, 5]
+        hidden = F.relu(a_row[:, :, None, :] + a_col[:, None, :, :] + s @ m_s.t() + c)
+        vis = F.normalize(self.vis_fc2(hidden), dim=-1)                # [E, R, C, J]
+        txt = self.text_transform(text)                                # [E, J]
+        return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
+
+    def __repr__(self) -> str:
+        t, v, s, p, h, j = self.dims
+        return (f"RelationSim(text={t}, vis={v}, spatial={s}, pair={p}, hidden={h}, joint={j}, "
+                f"fused_pairs=True)")

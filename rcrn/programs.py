@@ -1,0 +1,294 @@
+"""Reasoning programs: RCRN and its variants as compositions of primitives.
+
+A program is an expression tree over a batch.  Build one in Python::
+
+    from rcrn import programs as P
+    m = P.select(5, P.local())
+    up, down = P.classify(P.propagate("up", m, "match_up")), \\
+        P.classify(P.propagate("down", m, "match_down"))
+    prog = P.outputs(ground=P.propagate("up", P.local(), "ground_up"),
+                     match=P.and_(up, down), mismatch=P.compare(up, down))
+
+or from text (an s-expression, e.g. held in a YAML config)::
+
+    (outputs
+      (ground (propagate up (local) ground_up))
+      (match (and (classify (propagate up (select 5 (local)) match_up))
+                  (classify (propagate down (select 5 (local)) match_down))))
+      (mismatch (compare (classify (propagate up (select 5 (local)) match_up))
+                         (classify (propagate down (select 5 (local)) match_down)))))
+
+Forms:
+    ``(local [:gate MODE])``                 Sim (appearance, location) + GateSum -> belief
+    ``(select K X)``                         Select: prune a belief to its sorted top-K regions
+    ``(propagate up|down X NAME [:gate MODE])``  bi-directional message passing with the
+                                             GateProd named NAME (own β^rel parameters)
+    ``(classify X)``                         Classify -> confidence of every node
+    ``(and P ...)``                          And -> match probability of every graph
+    ``(compare P_up [P_down])``              Compare along every edge (Eq. 8)
+    ``(outputs (ground X) (match P) (mismatch D))``  the readout (any subset)
+
+Gate modes: ``full`` (paper), ``lang`` (no context in β), ``ctx`` (no language
+in β), ``const`` (constant β).  Identical sub-expressions are evaluated once
+per forward pass, so writing the same branch twice costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
+           "compare", "outputs", "RCRN_PROGRAM", "ABLATIONS", "ProgramError", "validate",
+           "gate_specs"]
+
+Expr = tuple | str | int
+
+
+class ProgramError(ValueError):
+    """A malformed program; the message quotes the offending form."""
+
+
+# ---------------------------------------------------------------- builders
+def local(gate: str = "full") -> tuple:
+    return ("local", ("gate", gate))
+
+
+def select(k: int, x: tuple) -> tuple:
+    return ("select", int(k), x)
+
+
+def propagate(direction: str, x: tuple, name: str, gate: str = "full") -> tuple:
+    return ("propagate", direction, x, name, ("gate", gate))
+
+
+def classify(x: tuple) -> tuple:
+    return ("classify", x)
+
+
+def and_(*ps: tuple) -> tuple:
+    return ("and",) + tuple(ps)
+
+
+def compare(*ps: tuple) -> tuple:
+    return ("compare",) + tuple(ps)
+
+
+def outputs(ground: tuple | None = None, match: tuple | None = None,
+            mismatch: tuple | None = None) -> tuple:
+    parts = [(k, v) for k, v in (("ground", ground), ("match", match),
+                                 ("mismatch", mismatch)) if v is not None]
+    return ("outputs",) + tuple(parts)
+
+
+# ------------------------------------------------------------------- text
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def parse(text: str) -> tuple:
+    """Parse an s-expression program into its expression tree (normalised form)."""
+    tokens = _TOKEN.findall(_strip_comments(text))
+    if not tokens:
+        raise ProgramError("empty program")
+    pos = 0
+
+    def read() -> Any:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise ProgramError("unexpected end of program: a ')' is missing")
+        tok = tokens[pos]
+        pos += 1
+        if tok == "(":
+            items = []
+            while pos < len(tokens) and tokens[pos] != ")":
+                items.append(read())
+            if pos >= len(tokens):
+                raise ProgramError("unexpected end of program: a ')' is missing")
+            pos += 1
+            return items
+        if tok == ")":
+            raise ProgramError(f"unexpected ')' at token {pos}")
+        return int(tok) if tok.isdigit() else tok
+
+    tree = read()
+    if pos != len(tokens):
+        raise ProgramError(f"text after the end of the program: {' '.join(tokens[pos:])!r}")
+    expr = _normalise(tree)
+    validate(expr)
+    return expr
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line.split(";")[0] for line in text.splitlines())
+
+
+def _normalise(tree: Any) -> Any:
+    if not isinstance(tree, list):
+        return tree
+    if not tree:
+        raise ProgramError("empty form ()")
+    head, args = tree[0], tree[1:]
+    options: dict[str, str] = {}
+    plain = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if isinstance(a, str) and a.startswith(":"):
+            if i + 1 >= len(args):
+                raise ProgramError(f"({head} ...): option {a} has no value")
+            options[a[1:]] = args[i + 1]
+            i += 2
+        else:
+            plain.append(_normalise(a))
+            i += 1
+    if head == "local":
+        _no_extra(head, options, plain, 0)
+        return local(options.get("gate", "full"))
+    if head == "propagate":
+        _no_extra(head, options, plain, 3, gate=True)
+        return propagate(plain[0], plain[1], plain[2], options.get("gate", "full"))
+    if head in ("ground", "match", "mismatch"):
+        _no_extra(head, options, plain, 1)
+        return (head, plain[0])
+    if options:
+        raise ProgramError(f"({head} ...) takes no options, got {sorted(options)}")
+    return (head,) + tuple(plain)
+
+
+def _no_extra(head: str, options: dict, plain: list, n: int, gate: bool = False) -> None:
+    allowed = {"gate"} if (gate or head == "local") else set()
+    if set(options) - allowed:
+        raise ProgramError(f"({head} ...) does not take options {sorted(set(options) - allowed)}")
+    if len(plain) != n:
+        raise ProgramError(f"({head} ...) takes {n} argument(s), got {len(plain)}")
+
+
+def to_text(expr: Any) -> str:
+    """The s-expression text of an expression tree (``parse(to_text(e)) == e``)."""
+    if not isinstance(expr, tuple):
+        return str(expr)
+    if expr[0] == "gate" and len(expr) == 2:
+        return f":gate {expr[1]}"
+    if expr[0] in ("local", "propagate") and expr[-1] == ("gate", "full"):
+        expr = expr[:-1]
+    return "(" + " ".join(to_text(e) for e in expr) + ")"
+
+
+# -------------------------------------------------------------- checking
+_KINDS = {"local": "belief", "select": "belief", "propagate": "belief", "classify": "conf",
+          "and": "match", "compare": "edges"}
+
+
+def _kind(expr: Any) -> str:
+    if not isinstance(expr, tuple) or not expr or expr[0] not in _KINDS:
+        raise ProgramError(f"not an expression: {to_text(expr)}")
+    return _KINDS[expr[0]]
+
+
+def validate(expr: tuple) -> None:
+    """Check the types of a program; raises ProgramError naming the bad form."""
+    from rcrn.nn.gate import GATE_MODES
+
+    if not isinstance(expr, tuple) or expr[:1] != ("outputs",):
+        raise ProgramError("a program is (outputs (ground X) (match P) (mismatch D))")
+    want = {"ground": "belief", "match": "match", "mismatch": "edges"}
+    seen = set()
+    for part in expr[1:]:
+        if not (isinstance(part, tuple) and len(part) == 2 and part[0] in want):
+            raise ProgramError(f"(outputs ...) holds (ground X), (match P) or (mismatch D), "
+                               f"got {to_text(part)}")
+        if part[0] in seen:
+            raise ProgramError(f"output {part[0]} given twice")
+        seen.add(part[0])
+        if _check(part[1]) != want[part[0]]:
+            raise ProgramError(f"({part[0]} ...) needs a {want[part[0]]}, "
+                               f"got {to_text(part[1])}")
+
+    def gates(e: Any) -> None:
+        if isinstance(e, tuple):
+            if e[:1] == ("gate",) and e[1] not in GATE_MODES:
+                raise ProgramError(f"gate mode {e[1]!r} is not one of {GATE_MODES}")
+            for x in e[1:]:
+                gates(x)
+    gates(expr)
+    gate_specs(expr)
+
+
+def _check(expr: Any) -> str:
+    kind = _kind(expr)
+    head = expr[0]
+    if head == "select":
+        if not (isinstance(expr[1], int) and expr[1] >= 1):
+            raise ProgramError(f"(select K X) needs K >= 1: {to_text(expr)}")
+        _expect(expr[2], "belief", expr)
+    elif head == "propagate":
+        if expr[1] not in ("up", "down"):
+            raise ProgramError(f"(propagate up|down X NAME): got direction {expr[1]!r}")
+        _expect(expr[2], "belief", expr)
+        if not isinstance(expr[3], str):
+            raise ProgramError(f"(propagate ...) needs a gate name: {to_text(expr)}")
+    elif head == "classify":
+        if len(expr) != 2:
+            raise ProgramError(f"(classify X) takes one belief: {to_text(expr)}")
+        _expect(expr[1], "belief", expr)
+    elif head == "and":
+        if len(expr) < 2:
+            raise ProgramError("(and P ...) needs at least one confidence")
+        for e in expr[1:]:
+            _expect(e, "conf", expr)
+    elif head == "compare":
+        if len(expr) not in (2, 3):
+            raise ProgramError(f"(compare P_up [P_down]) takes 1 or 2 confidences: "
+                               f"{to_text(expr)}")
+        for e in expr[1:]:
+            _expect(e, "conf", expr)
+    return kind
+
+
+def _expect(arg: Any, kind: str, parent: tuple) -> None:
+    if _check(arg) != kind:
+        raise ProgramError(f"{to_text(parent)}: expected a {kind}, got {to_text(arg)}")
+
+
+def gate_specs(expr: Any) -> dict[str, tuple[str, str]]:
+    """``{module name: (kind, gate mode)}`` of every gated module the program uses."""
+    specs: dict[str, tuple[str, str]] = {}
+
+    def walk(e: Any) -> None:
+        if not isinstance(e, tuple):
+            return
+        if e[:1] == ("local",):
+            specs[f"local_{e[1][1]}"] = ("gatesum", e[1][1])
+        if e[:1] == ("propagate",):
+            name, mode = e[3], e[4][1]
+            if name in specs and specs[name] != ("gateprod", mode):
+                raise ProgramError(f"gate {name!r} used with two gate modes")
+            specs[name] = ("gateprod", mode)
+        for x in e[1:]:
+            walk(x)
+
+    walk(expr)
+    return specs
+
+
+def _rcrn(gate: str = "full", top_down: bool = True) -> tuple:
+    m = select(5, local(gate))
+    up = classify(propagate("up", m, "match_up", gate))
+    confs = [up]
+    if top_down:
+        confs.append(classify(propagate("down", m, "match_down", gate)))
+    return outputs(ground=propagate("up", local(gate), "ground_up", gate),
+                   match=and_(*confs), mismatch=compare(*confs))
+
+
+RCRN_PROGRAM: tuple = _rcrn()
+"""The full model of the paper."""
+
+ABLATIONS: dict[str, tuple] = {
+    "rcrn": RCRN_PROGRAM,
+    "no_top_down": _rcrn(top_down=False),
+    "const_beta": _rcrn(gate="const"),
+    "no_context_in_beta": _rcrn(gate="lang"),
+    "no_language_in_beta": _rcrn(gate="ctx"),
+}
+"""Paper Table 3 ablations as programs."""
