@@ -59,4 +59,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from rcrn.cli import main as _main  # the installed module, so CommandError is one class
+
+    sys.exit(_main())
