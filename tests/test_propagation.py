@@ -82,7 +82,7 @@ def test_permuting_proposals_permutes_beliefs():
         p.proposals.boxes = p.proposals.boxes[perm]
         p.proposals.features = p.proposals.features[perm]
     out2, _ = run(model, problems, vocab)
-    for g, (p, perm) in enumerate(zip(problems, perms)):
+    for g, perm in enumerate(perms):
         n = len(perm)
         close(out2.ground_belief[g, :n], out.ground_belief[g, :n][perm])
         close(out2.match_prob[g], out.match_prob[g])
