@@ -1,0 +1,161 @@
+"""Each primitive on its own: shapes, math, gradcheck, edge cases."""
+
+import pytest
+import torch
+
+from rcrn.nn import (
+    Aggregate,
+    And,
+    Classify,
+    Compare,
+    EntitySim,
+    GateProd,
+    GateSum,
+    Locate,
+    RelationSim,
+    Select,
+    f_norm,
+)
+
+torch.manual_seed(0)
+D = torch.float64
+
+
+def test_f_norm_rescales_only_above_one_and_maps_signed_range():
+    mask = torch.tensor([[True, True, False]])
+    x = torch.tensor([[0.5, -0.25, 9.0]], dtype=D)
+    assert torch.equal(f_norm(x, mask), torch.tensor([[0.5, -0.25, 0.0]], dtype=D))
+    y = torch.tensor([[4.0, -2.0, 1.0]], dtype=D)
+    assert torch.allclose(f_norm(y, mask), torch.tensor([[1.0, -0.5, 0.0]], dtype=D))
+    assert torch.allclose(f_norm(y, mask, signed=True), torch.tensor([[1.0, 0.25, 0.0]], dtype=D))
+
+
+def test_select_handles_fewer_proposals_than_k():
+    b = torch.tensor([[0.2, 0.9, 0.5, 0.0], [0.3, 0.1, 0.0, 0.0]], dtype=D)
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    values, pos, slot_mask = Select(3)(b, mask)
+    assert values.tolist() == [[0.9, 0.5, 0.2], [0.3, 0.1, 0.0]]
+    assert pos[0].tolist() == [1, 2, 0] and pos[1, :2].tolist() == [0, 1]
+    assert slot_mask.tolist() == [[True] * 3, [True, True, False]]
+    values, _, slot_mask = Select(6)(b, mask)  # K larger than the padded width
+    assert values.shape == (2, 6) and slot_mask.sum().item() == 5
+
+
+def test_aggregate_is_a_product_over_children_in_log_space():
+    A = torch.rand(3, 4, 2, dtype=D)
+    b_sel = torch.rand(3, 2, dtype=D)
+    edge_index = torch.tensor([[1, 2, 3], [0, 0, 1]])  # children 1, 2 -> 0; child 3 -> 1
+    out = Aggregate(eps=0.0)(A, b_sel, edge_index, 4)
+    m = torch.einsum("esk,ek->es", A, b_sel)
+    assert torch.allclose(out[0].exp(), m[0] * m[1])
+    assert torch.allclose(out[1].exp(), m[2])
+    assert torch.equal(out[2:], torch.zeros(2, 4, dtype=D))
+
+
+def test_gateprod_and_gatesum_math():
+    gp = GateProd(3, 2).double()
+    h, c = torch.randn(2, 3, dtype=D), torch.randn(2, 2, dtype=D)
+    b, agg = torch.rand(2, 4, dtype=D), torch.rand(2, 4, dtype=D) + 0.1
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    out, beta = gp(b, agg.log(), h, c, mask)
+    raw = b * agg ** beta[:, None]
+    assert torch.allclose(out, raw / raw.max(-1, keepdim=True).values.clamp(min=1))
+    gs = GateSum(3, 2, 2).double()
+    x, y = torch.rand(2, 4, dtype=D) * 2 - 1, torch.rand(2, 4, dtype=D) * 2 - 1
+    out, beta = gs([x, y], h, c, mask)
+    s = beta[:, :1] * x + beta[:, 1:] * y
+    s = s / s.abs().max(-1, keepdim=True).values.clamp(min=1)
+    assert torch.allclose(out, (s + 1) / 2)
+    assert ((out >= 0) & (out <= 1)).all()
+
+
+def test_gate_modes_use_the_right_inputs():
+    h, c = torch.randn(2, 3, dtype=D), torch.randn(2, 2, dtype=D)
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    b, agg = torch.rand(2, 4, dtype=D), torch.rand(2, 4, dtype=D).log()
+    lang = GateProd(3, 2, mode="lang").double()
+    assert torch.equal(lang(b, agg, h, c, mask)[1], lang(b, agg, h, c * 7, mask)[1])
+    ctx = GateProd(3, 2, mode="ctx").double()
+    assert torch.equal(ctx(b, agg, h, c, mask)[1], ctx(b, agg, h * 7, c, mask)[1])
+    const = GateProd(3, 2, mode="const").double()
+    assert torch.allclose(const(b, agg, h, c, mask)[1], torch.full((2,), 0.5, dtype=D))
+    with pytest.raises(ValueError):
+        GateProd(3, 2, mode="bogus")
+
+
+def test_locate_compare_and():
+    p = torch.tensor([[0.3, 0.1, 0.5], [0.2, 0.9, 0.0]], dtype=D)
+    mask = torch.tensor([[True, True, True], [True, True, False]])
+    assert Locate()(p, mask).tolist() == [1, 0]
+    assert Locate()(p, torch.zeros_like(mask)).tolist() == [-1, -1]
+    conf = torch.tensor([0.9, 0.4, 0.7], dtype=D)
+    ei = torch.tensor([[0, 0], [1, 2]])
+    assert torch.allclose(Compare()(conf, ei), torch.tensor([0.5, 0.2], dtype=D))
+    assert torch.allclose(Compare(reverse=True)(conf, ei), torch.tensor([-0.5, -0.2], dtype=D))
+    out = And()([conf, torch.tensor([0.8, 0.6, 0.1], dtype=D)], torch.tensor([0, 0, 1]), 2)
+    assert out.tolist() == [0.4, 0.1]
+
+
+def test_relation_sim_fused_equals_plain_pair_features():
+    rs = RelationSim(6, 5, 3, 4, 7, 8).double()
+    vis = torch.randn(6, 5, dtype=D)
+    boxes = torch.rand(6, 2, dtype=D) * 0.5
+    boxes = torch.cat([boxes, boxes + 0.2 + torch.rand(6, 2, dtype=D) * 0.3], -1)
+    text = torch.randn(2, 6, dtype=D)
+    rows, cols = torch.tensor([[0, 1, 2], [3, 4, 5]]), torch.tensor([[5, 4], [0, 2]])
+    subj = torch.tensor([True, False])
+    A = rs(text, boxes, rs.project(vis), rows, cols, subj)
+    from rcrn.encoders import spatial_pair
+    for e in range(2):
+        t = rs.text_transform(text[e])
+        for a, r in enumerate(rows[e].tolist()):
+            for b, c in enumerate(cols[e].tolist()):
+                s, o = (r, c) if subj[e] else (c, r)
+                pair = rs.pair_feature(vis[s], vis[o], spatial_pair(boxes[s], boxes[o]))
+                want = torch.relu(torch.dot(rs.visual_transform(pair), t))
+                assert torch.allclose(A[e, a, b], want)
+
+
+@pytest.mark.parametrize("name", ["sim", "relsim", "gatesum", "gateprod", "aggregate",
+                                  "classify", "compare", "and"])
+def test_gradcheck(name):
+    mask = torch.ones(2, 3, dtype=torch.bool)
+    r = lambda *s: torch.rand(*s, dtype=D, requires_grad=True)  # noqa: E731
+    if name == "sim":
+        m = EntitySim(4, 3, 5, 6, 2).double()
+        fn, args = (lambda t, v: m(t, v, torch.tensor([0, 1]))), (r(2, 4), r(2, 3, 3))
+    elif name == "relsim":
+        m = RelationSim(4, 3, 2, 3, 5, 4).double()
+        boxes = torch.tensor([[0.1, 0.1, 0.4, 0.5], [0.5, 0.2, 0.9, 0.6], [0.2, 0.6, 0.3, 0.9]],
+                             dtype=D)
+        fn = lambda t, v: m(t, boxes, m.project(v), torch.tensor([[0, 1]]),  # noqa: E731
+                            torch.tensor([[2, 1]]), torch.tensor([True]))
+        args = (r(1, 4), r(3, 3))
+    elif name == "gatesum":
+        m = GateSum(2, 2).double()
+        fn, args = (lambda a, b, h: m([a, b], h, h, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
+    elif name == "gateprod":
+        m = GateProd(2, 2).double()
+        fn, args = (lambda b, a, h: m(b, a, h, h, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
+    elif name == "aggregate":
+        m = Aggregate()
+        fn, args = (lambda A, b: m(A, b, torch.tensor([[1, 2], [0, 0]]), 3)), (r(2, 3, 2),
+                                                                               r(2, 2))
+    elif name == "classify":
+        m = Classify(3, 4).double()
+        fn, args = (lambda b: m(b, mask)), (r(2, 3),)
+    elif name == "compare":
+        m = Compare()
+        fn, args = (lambda p: m(p, torch.tensor([[0, 0], [1, 2]]))), (r(3),)
+    else:
+        m = And()
+        fn = lambda p, q: m([p, q], torch.tensor([0, 0, 1]), 2)  # noqa: E731
+        args = (torch.tensor([0.2, 0.5, 0.9], dtype=D, requires_grad=True),
+                torch.tensor([0.7, 0.3, 0.4], dtype=D, requires_grad=True))
+    assert torch.autograd.gradcheck(fn, args)
+
+
+def test_reprs_name_their_settings():
+    assert "k=7" in repr(Select(7))
+    assert "gate=lang" in repr(GateProd(2, 2, mode="lang"))
+    assert "fused_pairs=True" in repr(RelationSim(2, 2, 2, 2, 2, 2))

@@ -1,0 +1,134 @@
+"""Structures (validation, JSON round-trip), collate (every index), programs (text form)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rcrn import programs as P
+from rcrn.batching import Vocab, collate
+from rcrn.structures import (
+    Entity,
+    GroundingProblem,
+    LanguageGraph,
+    Prediction,
+    Proposals,
+    Relation,
+    StructureError,
+)
+from rcrn.testing import random_problem
+
+
+def cup_graph():
+    return LanguageGraph.from_triples(
+        "the cup to the left of the plate that is on the table",
+        [("the cup", "to the left of", "the plate"), ("the plate", "on", "the table")])
+
+
+def test_graph_names_and_tree_helpers():
+    g = cup_graph()
+    assert [e.text for e in g.entities] == ["the cup", "the plate", "the table"]
+    assert g.relations[0].text == "to the left of" and g.span_text(g.relations[0].span) == \
+        "to the left of"
+    assert g.entities[0].head == "cup" and g.root == 0
+    assert g.depths() == [0, 1, 2] and g.parents() == [-1, 0, 1]
+    assert g.spo_tokens(1) == ["the", "plate", "on", "the", "table"]
+
+
+@pytest.mark.parametrize("relations,error", [
+    ([], "need 1 relations"),
+    ([Relation(0, 1, "on", (2, 3)), Relation(1, 0, "on", (2, 3))], "second edge"),
+    ([Relation(0, 0, "on", (2, 3))], "self-loop"),
+    ([Relation(0, 5, "on", (2, 3))], "out of range"),
+])
+def test_graph_validation_names_the_problem(relations, error):
+    ents = [Entity("the cup", (0, 2)), Entity("the box", (3, 5))]
+    with pytest.raises(StructureError, match=error):
+        LanguageGraph(tokens="the cup on the box".split(), entities=ents, relations=relations)
+
+
+def test_disconnected_graph_is_rejected():
+    ents = [Entity(f"e{i}", (i, i + 1)) for i in range(4)]
+    rels = [Relation(0, 1, "a", (0, 1)), Relation(2, 3, "b", (0, 1)),
+            Relation(3, 2, "c", (0, 1))]
+    with pytest.raises(StructureError):
+        LanguageGraph(tokens=list("abcd"), entities=ents, relations=rels)
+
+
+def test_json_round_trip_of_every_structure():
+    rng = np.random.default_rng(0)
+    p = random_problem(rng, 4, 6, 3, item_id="x")
+    p.mismatched_relation = 2
+    p.meta = {"split": "test"}
+    q = GroundingProblem.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert q.graph == p.graph and q.id == "x" and q.mismatched_relation == 2
+    assert np.allclose(q.proposals.boxes, p.proposals.boxes)
+    assert np.allclose(q.proposals.features, p.proposals.features)
+    assert q.target_index == p.target_index
+    pred = Prediction("x", 0.7, [1, 2, 3, 4], 3, 1, [0.1, -0.2])
+    assert Prediction.from_dict(json.loads(json.dumps(pred.to_dict()))) == pred
+    assert pred.match == 1
+
+
+def test_bad_proposals_are_clear_errors():
+    with pytest.raises(StructureError, match="NaN"):
+        Proposals([[0, 0, float("nan"), 1]], (10, 10), image_id="img7")
+    with pytest.raises(StructureError, match="xyxy"):
+        Proposals([[5, 0, 1, 1]], (10, 10))
+    with pytest.raises(StructureError, match="features"):
+        Proposals([[0, 0, 1, 1]], (10, 10), features=np.zeros((2, 3)))
+
+
+def test_collate_indices_of_graphs_of_different_sizes():
+    rng = np.random.default_rng(1)
+    problems = [random_problem(rng, n, m, 5, shape=s, item_id=str(i))
+                for i, (n, m, s) in enumerate([(1, 3, "chain"), (4, 7, "star"),
+                                               (6, 2, "mixed"), (3, 5, "chain")])]
+    vocab = Vocab.build(problems)
+    b = collate(problems, vocab)
+    assert b.num_graphs == 4 and b.num_nodes == 14 and b.num_edges == 10
+    assert b.box_mask.sum(1).tolist() == [3, 7, 2, 5] and b.max_boxes == 7
+    offset, eoff = 0, 0
+    for g, p in enumerate(problems):
+        n = p.graph.num_entities
+        assert b.node_batch[offset:offset + n].tolist() == [g] * n
+        assert int(b.root[g]) == offset + p.graph.root
+        assert b.node_depth[offset:offset + n].tolist() == p.graph.depths()
+        for parent, child, k in p.graph.tree_edges():
+            e = eoff
+            assert b.edge_index[:, e].tolist() == [offset + parent, offset + child]
+            assert int(b.edge_relation[e]) == k and int(b.edge_batch[e]) == g
+            assert bool(b.edge_parent_is_subject[e]) == (p.graph.relations[k].subject == parent)
+            spo = vocab.encode(p.graph.spo_tokens(k))
+            assert b.spo_tokens[e, :len(spo)].tolist() == spo
+            eoff += 1
+        for i in range(n):
+            ids = vocab.encode(p.graph.entity_tokens(i))
+            assert b.ent_tokens[offset + i, :len(ids)].tolist() == ids
+        m = len(p.proposals)
+        W, H = p.proposals.image_size
+        assert np.allclose(b.boxes[g, :m].numpy() * [W, H, W, H], p.proposals.boxes, atol=1e-3)
+        assert int(b.target_index[g]) == p.target_index
+        offset += n
+    # levels: every edge exactly once, grouped by the depth of its child
+    seen = sorted(int(e) for lv in b.levels for e in lv)
+    assert seen == list(range(b.num_edges))
+    for d, lv in enumerate(b.levels, start=1):
+        assert (b.node_depth[b.edge_index[1, lv]] == d).all()
+        assert set(b.level_parents[d - 1].tolist()) == set(b.edge_index[0, lv].tolist())
+    assert b.to_pyg().num_graphs == 4
+
+
+def test_program_text_round_trip_and_errors():
+    for prog in P.ABLATIONS.values():
+        assert P.parse(P.to_text(prog)) == prog
+    custom = P.parse("""(outputs ; grounding only, no matching branch
+        (ground (propagate up (local :gate lang) g :gate lang)))""")
+    assert P.gate_specs(custom) == {"g": ("gateprod", "lang"), "local_lang": ("gatesum", "lang")}
+    for bad, msg in [("(outputs (match (local)))", "needs a match"),
+                     ("(outputs (ground (propagate sideways (local) g)))", "direction"),
+                     ("(outputs (ground (local :gate x)))", "gate mode"),
+                     ("(outputs (ground (local))", "missing"),
+                     ("(frobnicate)", "outputs")]:
+        with pytest.raises(P.ProgramError, match=msg):
+            P.parse(bad)
