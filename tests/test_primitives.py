@@ -159,3 +159,16 @@ def test_reprs_name_their_settings():
     assert "k=7" in repr(Select(7))
     assert "gate=lang" in repr(GateProd(2, 2, mode="lang"))
     assert "fused_pairs=True" in repr(RelationSim(2, 2, 2, 2, 2, 2))
+
+
+def test_relation_sim_unfused_path_equals_fused():
+    rs = RelationSim(6, 5, 3, 4, 7, 8).double()
+    vis = torch.randn(6, 5, dtype=D)
+    boxes = torch.rand(6, 2, dtype=D) * 0.5
+    boxes = torch.cat([boxes, boxes + 0.1], -1)
+    text = torch.randn(2, 6, dtype=D)
+    rows, cols = torch.tensor([[0, 1, 2], [3, 4, 5]]), torch.tensor([[5, 4], [0, 2]])
+    subj = torch.tensor([False, True])
+    fused = rs(text, boxes, rs.project(vis), rows, cols, subj)
+    plain = rs(text, boxes, vis, rows, cols, subj)
+    assert torch.allclose(fused, plain)

@@ -56,6 +56,7 @@ class RCRNConfig:
     classify_hidden: int = 32
     regression: bool = True
     grounding_scale: float = 1.0
+    fused_pairs: bool = True
     eps: float = 1e-6
     program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
 
@@ -150,7 +151,8 @@ class _Encoded:
         self.location = location_feature(batch.boxes)                  # [B, N, 5]
         B, N = batch.box_mask.shape
         self.boxes_flat = batch.boxes.reshape(B * N, 4)
-        self.proj = model.rel_sim.project(self.regions.reshape(B * N, -1))
+        flat = self.regions.reshape(B * N, -1)
+        self.proj = model.rel_sim.project(flat) if cfg.fused_pairs else flat
         self.node_mask = batch.box_mask[batch.node_batch]               # [V, N]
         self.node_slots = (batch.node_batch[:, None] * N
                            + torch.arange(N, device=batch.box_mask.device)[None])

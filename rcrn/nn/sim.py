@@ -128,19 +128,31 @@ class RelationSim(nn.Module):
         return m_s, c
 
     def forward(self, text: torch.Tensor, boxes: torch.Tensor,
-                proj: tuple[torch.Tensor, torch.Tensor], rows: torch.Tensor,
+                proj: tuple[torch.Tensor, torch.Tensor] | torch.Tensor, rows: torch.Tensor,
                 cols: torch.Tensor, row_is_subject: torch.Tensor) -> torch.Tensor:
-        u_sub, u_obj = proj
-        m_s, c = self._constant()
+        """Relation scores; ``proj`` is ``project(vis)`` (fused) or the raw ``vis`` ``[M, Dv]``.
+
+        With raw features every pair's ``[o_sub, o_obj]`` goes through ``W_e`` and the
+        first MLP layer (the arithmetic of the official release), for comparison.
+        """
         flag = row_is_subject[:, None, None]
-        a_row = torch.where(flag, u_sub[rows], u_obj[rows])            # [E, R, H]
-        a_col = torch.where(flag, u_obj[cols], u_sub[cols])            # [E, C, H]
         b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
         s = torch.where(flag[..., None], spatial_pair(b_row, b_col),
                         spatial_pair(b_col, b_row))                    # [E, R, C, 5]
+        txt = self.text_transform(text)                                # [E, J]
+        if isinstance(proj, torch.Tensor):
+            o_row, o_col = proj[rows][:, :, None, :], proj[cols][:, None, :, :]
+            o_row, o_col = torch.broadcast_tensors(o_row, o_col)
+            o_sub = torch.where(flag[..., None], o_row, o_col)
+            o_obj = torch.where(flag[..., None], o_col, o_row)
+            vis = self.visual_transform(self.pair_feature(o_sub, o_obj, s))
+            return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
+        u_sub, u_obj = proj
+        m_s, c = self._constant()
+        a_row = torch.where(flag, u_sub[rows], u_obj[rows])            # [E, R, H]
+        a_col = torch.where(flag, u_obj[cols], u_sub[cols])            # [E, C, H]
         hidden = F.relu(a_row[:, :, None, :] + a_col[:, None, :, :] + s @ m_s.t() + c)
         vis = F.normalize(self.vis_fc2(hidden), dim=-1)                # [E, R, C, J]
-        txt = self.text_transform(text)                                # [E, J]
         return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
 
     def __repr__(self) -> str:

@@ -1,0 +1,1 @@
+"""Training and evaluation engine: configs, the trainer, predictions, the CLI commands."""

@@ -1,0 +1,215 @@
+"""``rcrn train``, ``rcrn evaluate``, ``rcrn demo`` and ``rcrn bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rcrn.cli import CommandError
+
+DEFAULT_CONFIG = "synthetic.yaml"
+
+
+def default_config_path() -> Path:
+    return Path(str(resources.files("rcrn") / "configs" / DEFAULT_CONFIG))
+
+
+# ---------------------------------------------------------------- data
+def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None = None,
+                        progress: bool = True) -> Any:
+    """The synthetic split of ``config['data']``, generated when absent, parsed and detected."""
+    import parsers
+    from benchmarks.synthetic import SyntheticBenchmark, ensure_dataset
+    from detectors.components import ComponentsDetector
+
+    data = config.get("data", {})
+    root = ensure_dataset(data.get("root", "data/synthetic"), scenes=int(data.get("scenes", 500)),
+                          seed=int(data.get("seed", config.get("seed", 0))), progress=progress)
+    parser = parsers.load(data.get("parser", "rule"))
+    detector = (ComponentsDetector() if data.get("detector", "components") == "components"
+                else None)
+    return SyntheticBenchmark(root, split, train_subset=subset, parser=parser.parse,
+                              detector=detector, length=data.get("length", "words"))
+
+
+def evaluate_benchmark(model: Any, vocab: Any, bench: Any, batch_size: int = 128,
+                       progress: bool = False) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    from rcrn.engine.trainer import predict
+
+    problems = list(bench.problems())
+    preds = predict(model, problems, vocab, batch_size=batch_size,
+                    with_images=model.region_encoder is not None, progress=progress)
+    return bench.evaluate(preds), problems, preds
+
+
+def _write_metrics(out: Path, metrics: dict[str, Any], title: str) -> str:
+    from benchmarks.gitm_metrics import format_table
+
+    table = format_table(metrics, title=title)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    (out / "metrics.md").write_text(table, encoding="utf-8")
+    return table
+
+
+# ------------------------------------------------------------- commands
+def _train(args: argparse.Namespace) -> int:
+    from rcrn.engine.config import ConfigError, load_config
+    from rcrn.engine.trainer import Trainer
+
+    try:
+        config = load_config(args.config, args.overrides)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from exc
+    out = Path(args.out)
+    data = config.get("data", {})
+    if data.get("benchmark", "synthetic") != "synthetic":
+        raise CommandError("rcrn train supports the synthetic benchmark here; train other "
+                           "benchmarks from Python with rcrn.engine.trainer.Trainer")
+    train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
+    val = synthetic_benchmark(config, "val")
+    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    trainer = Trainer(config, train, out,
+                      evaluate=lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0])
+    if args.resume and trainer.resume():
+        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    metrics = trainer.fit()
+    print(_write_metrics(out, metrics, "RCRN on synthetic / val"))
+    print(f"checkpoint: {out / 'last.pt'}\nmetrics: {out / 'metrics.jsonl'}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from rcrn.engine.trainer import load_checkpoint
+
+    try:
+        model, vocab, config, _ = load_checkpoint(args.checkpoint)
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from exc
+    if args.benchmark != "synthetic":
+        raise CommandError(f"evaluating on {args.benchmark!r} needs its proposals and features; "
+                           "use `rcrn score` with predictions from your model instead")
+    if args.root:
+        config.setdefault("data", {})["root"] = args.root
+    bench = synthetic_benchmark(config, args.split)
+    metrics, _, preds = evaluate_benchmark(model, vocab, bench, progress=True)
+    out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{args.split}"
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "predictions.jsonl", "w", encoding="utf-8") as f:
+        for p in preds:
+            f.write(json.dumps(p.to_dict()) + "\n")
+    table = _write_metrics(out, metrics, f"RCRN on synthetic / {args.split}")
+    print(json.dumps(metrics) if args.json else table)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from rcrn.engine.config import load_config
+    from rcrn.engine.trainer import Trainer
+
+    t0 = time.time()
+    overrides = list(args.overrides)
+    if args.data:
+        overrides.append(f"data.root={args.data}")
+    config = load_config(args.config or default_config_path(), overrides)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = config.get("data", {})
+    print(f"[1/4] data: {data.get('root')} (generated if absent)")
+    train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
+    test = synthetic_benchmark(config, "test")
+    print(f"[2/4] training on {len(train)} short-expression problems "
+          f"({config['train']['steps']} steps)")
+    trainer = Trainer(config, train, out)
+    trainer.fit()
+    print(f"[3/4] evaluating on {len(test)} test problems")
+    metrics, problems, preds = evaluate_benchmark(trainer.model, trainer.vocab, test,
+                                                  int(config.get("eval", {}).get(
+                                                      "batch_size", 128)), progress=True)
+    table = _write_metrics(out, metrics, "RCRN on synthetic / test (trained on short expressions)")
+    from rcrn.engine.picture import draw_prediction
+
+    pick = next((i for i, p in enumerate(problems)
+                 if p.match == 1 and p.graph.num_relations >= 2), 0)
+    picture = out / "prediction.png"
+    draw_prediction(problems[pick], preds[pick], picture)
+    print("[4/4] done in %.1f min\n" % ((time.time() - t0) / 60))
+    print(table)
+    print(f"outputs in {out}:\n  metrics: {out / 'metrics.md'}, {out / 'metrics.json'}\n"
+          f"  training log: {out / 'metrics.jsonl'}\n  checkpoint: {out / 'last.pt'}\n"
+          f"  config: {out / 'config.yaml'}\n  picture: {picture}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if args.what != "propagation":
+        raise CommandError(f"unknown benchmark {args.what!r}")
+    from rcrn.engine.bench import bench_propagation
+
+    for row in bench_propagation(quick=args.quick, dims=args.dims, batches=args.batch,
+                                 proposals=args.proposals, nodes=args.nodes,
+                                 reference=not args.no_reference):
+        print(json.dumps(row), flush=True)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("train", help="train RCRN from a config", formatter_class=fmt,
+                       description="Train RCRN; writes config.yaml, metrics.jsonl, last.pt "
+                                   "and TensorBoard logs into --out.",
+                       epilog="Example: rcrn train --config rcrn/configs/synthetic.yaml "
+                              "--out runs/syn train.steps=500")
+    p.add_argument("--config", default=str(default_config_path()), help="YAML config")
+    p.add_argument("--out", default="runs/train", help="output folder")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    p.add_argument("overrides", nargs="*", help="key=value config overrides")
+    p.set_defaults(func=_train)
+
+    p = sub.add_parser("evaluate", help="evaluate a checkpoint", formatter_class=fmt,
+                       description="Match / Grounding / MRR (in-, out-of-distribution, full, "
+                                   "and oracle variants) as Markdown and JSON.",
+                       epilog="Example: rcrn evaluate --checkpoint runs/demo/last.pt "
+                              "--benchmark synthetic --split test")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--benchmark", default="synthetic")
+    p.add_argument("--split", default="test")
+    p.add_argument("--root", help="dataset root (default: the one in the checkpoint's config)")
+    p.add_argument("--out", help="output folder (default: next to the checkpoint)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser("demo", help="the main job: generate, train, evaluate, draw",
+                       formatter_class=fmt,
+                       description="Generates the synthetic benchmark if absent, trains the "
+                                   "default config on short expressions, evaluates on the test "
+                                   "split and draws one prediction.",
+                       epilog="Example: rcrn demo --out runs/demo train.steps=300")
+    p.add_argument("--out", default="runs/demo")
+    p.add_argument("--data", help="dataset root (default: data/synthetic)")
+    p.add_argument("--config", help="YAML config (default: the packaged synthetic.yaml)")
+    p.add_argument("overrides", nargs="*", help="key=value config overrides")
+    p.set_defaults(func=_demo)
+
+    p = sub.add_parser("bench", help="speed benchmarks (JSON rows)", formatter_class=fmt,
+                       description="Forward+backward samples/s of the batched model against "
+                                   "the per-tree reference.",
+                       epilog="Example: rcrn bench propagation --quick")
+    p.add_argument("what", choices=["propagation"])
+    p.add_argument("--quick", action="store_true", help="a small grid for a smoke run")
+    p.add_argument("--dims", nargs="*", default=["synthetic", "paper"])
+    p.add_argument("--batch", nargs="*", type=int, default=[16, 64])
+    p.add_argument("--proposals", nargs="*", type=int, default=[36, 100])
+    p.add_argument("--nodes", nargs="*", type=int, default=[2, 4, 8, 16])
+    p.add_argument("--no-reference", action="store_true", help="skip the per-tree reference")
+    p.set_defaults(func=_bench)
+
+
+if __name__ == "__main__":
+    from rcrn.cli import main
+
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,312 @@
+"""Training loop, predictions and checkpoints for RCRN on any list of problems."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+from rcrn.batching import GroundingBatch, Vocab, collate
+from rcrn.losses import LossConfig, rcrn_loss
+from rcrn.models.rcrn import RCRN, RCRNConfig
+from rcrn.structures import GroundingProblem, Prediction
+
+__all__ = ["PixelRegions", "build_model", "ProblemDataset", "make_loader", "predict",
+           "Trainer", "save_checkpoint", "load_checkpoint", "seed_everything"]
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class PixelRegions(nn.Module):
+    """Region features from pixels: ``(images [B,3,H,W], boxes_px [B,N,4]) -> [B,N,D]``.
+
+    Wraps a per-box encoder taking ``[K, 5]`` rois (``detectors.RegionCNN``).
+    """
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, images: torch.Tensor, boxes_px: torch.Tensor) -> torch.Tensor:
+        B, N, _ = boxes_px.shape
+        index = torch.arange(B, device=boxes_px.device, dtype=boxes_px.dtype)
+        rois = torch.cat([index.repeat_interleave(N)[:, None], boxes_px.reshape(B * N, 4)], 1)
+        return self.encoder(images, rois).reshape(B, N, -1)
+
+
+def build_model(config: dict[str, Any], vocab: Vocab) -> RCRN:
+    """RCRN from the ``model`` section (RCRNConfig fields) and ``region_encoder`` section."""
+    model_cfg = RCRNConfig(**config.get("model", {}))
+    region = None
+    enc = config.get("region_encoder")
+    if enc:
+        from detectors.region_cnn import RegionCNN
+
+        region = PixelRegions(RegionCNN(out_dim=model_cfg.vis_dim,
+                                        channels=tuple(enc.get("channels", (16, 32, 32))),
+                                        pool_size=int(enc.get("pool_size", 4))))
+    return RCRN(model_cfg, len(vocab), region_encoder=region)
+
+
+class ProblemDataset(Dataset):
+    """Problems for a DataLoader; images are read from ``meta['image_path']`` on access."""
+
+    def __init__(self, problems: Sequence[GroundingProblem], with_images: bool = False) -> None:
+        self.problems = list(problems)
+        self.with_images = with_images
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def __getitem__(self, i: int) -> GroundingProblem:
+        p = self.problems[i]
+        if self.with_images and "image" not in p.meta:
+            from PIL import Image
+
+            path = p.meta.get("image_path")
+            if not path:
+                raise ValueError(f"problem {p.id!r}: no meta['image_path'] to read pixels from")
+            with Image.open(path) as im:
+                image = np.asarray(im.convert("RGB"))
+            p = GroundingProblem(p.graph, p.proposals, p.match, p.referent_box,
+                                 p.mismatched_relation, p.id, dict(p.meta, image=image))
+        return p
+
+
+def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: int,
+                shuffle: bool, with_images: bool, num_workers: int = 0, seed: int = 0,
+                drop_last: bool = False) -> DataLoader:
+    """A DataLoader whose workers read and collate (the schedule is built in the workers)."""
+    gen = torch.Generator().manual_seed(seed)
+    return DataLoader(ProblemDataset(problems, with_images), batch_size=batch_size,
+                      shuffle=shuffle, num_workers=num_workers, generator=gen,
+                      drop_last=drop_last, persistent_workers=num_workers > 0,
+                      collate_fn=_Collate(vocab, with_images))
+
+
+class _Collate:
+    def __init__(self, vocab: Vocab, with_images: bool) -> None:
+        self.vocab, self.with_images = vocab, with_images
+
+    def __call__(self, problems: list[GroundingProblem]) -> GroundingBatch:
+        return collate(problems, self.vocab, with_images=self.with_images)
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def predict(model: RCRN, problems: Sequence[GroundingProblem], vocab: Vocab,
+            batch_size: int = 64, with_images: bool = False, num_workers: int = 0,
+            progress: bool = False) -> list[Prediction]:
+    """Predictions for every problem, in order."""
+    from tqdm import tqdm
+
+    was_training = model.training
+    model.eval()
+    device = _device_of(model)
+    preds: list[Prediction] = []
+    loader = make_loader(problems, vocab, batch_size, False, with_images, num_workers)
+    for batch in tqdm(loader, desc="predict", disable=not progress, leave=False):
+        batch = batch.to(device)
+        out = model(batch)
+        preds.extend(predictions_from_output(out, batch))
+    model.train(was_training)
+    return preds
+
+
+def predictions_from_output(out: Any, batch: GroundingBatch) -> list[Prediction]:
+    """Split a batched ``ModelOutput`` into one ``Prediction`` per item."""
+    preds = []
+    scores = out.edge_scores.detach().cpu() if out.edge_scores is not None else None
+    for g, item in enumerate(batch.ids):
+        rel_scores: list[float] = []
+        if scores is not None:
+            edges = (batch.edge_batch == g).nonzero().flatten().cpu()
+            order = batch.edge_relation[edges].cpu()
+            rel = torch.zeros(len(edges))
+            rel[order] = scores[edges].float()
+            rel_scores = rel.tolist()
+        mm = int(out.mismatch_index[g]) if out.mismatch_index is not None else -1
+        preds.append(Prediction(
+            id=item,
+            match_prob=float(out.match_prob[g]) if out.match_prob is not None else 1.0,
+            box=out.box[g].detach().cpu().tolist() if out.box is not None else None,
+            proposal=int(out.ground_index[g]) if out.ground_index is not None else -1,
+            mismatched_relation=mm if mm >= 0 else None, relation_scores=rel_scores))
+    return preds
+
+
+def save_checkpoint(path: str | Path, model: RCRN, vocab: Vocab, config: dict[str, Any],
+                    optimizer: torch.optim.Optimizer | None = None, step: int = 0) -> None:
+    state = {"model": model.state_dict(), "vocab": vocab.to_list(), "config": config,
+             "step": step}
+    if optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    tmp = Path(str(path) + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
+                    ) -> tuple[RCRN, Vocab, dict[str, Any], dict[str, Any]]:
+    """Model, vocabulary, config and the raw state of a checkpoint (weights only, no pickle)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    state = torch.load(path, map_location=map_location, weights_only=True)
+    vocab = Vocab.from_list(state["vocab"])
+    model = build_model(state["config"], vocab)
+    model.load_state_dict(state["model"])
+    return model, vocab, state["config"], state
+
+
+class Trainer:
+    """Trains RCRN with Adam on a list of problems; logs, evaluates and checkpoints.
+
+    Writes into ``out_dir``: ``config.yaml`` (resolved), ``metrics.jsonl`` (one
+    JSON object per log or evaluation), ``last.pt`` (resumable checkpoint) and
+    TensorBoard logs under ``tb/`` when tensorboard is installed.
+
+    Args:
+        config: the resolved config (sections ``model``, ``region_encoder``, ``loss``,
+            ``train``).
+        train: training problems.
+        out_dir: where everything is written.
+        evaluate: optional ``fn(model, vocab) -> dict`` of metrics, called every
+            ``train.eval_every`` steps and at the end.
+        vocab: vocabulary; built from ``train`` when not given.
+    """
+
+    def __init__(self, config: dict[str, Any], train: Sequence[GroundingProblem],
+                 out_dir: str | Path,
+                 evaluate: Callable[[RCRN, Vocab], dict[str, Any]] | None = None,
+                 vocab: Vocab | None = None) -> None:
+        self.config = config
+        self.train_cfg = dict(config.get("train", {}))
+        self.problems = list(train)
+        if not self.problems:
+            raise ValueError("no training problems")
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.evaluate_fn = evaluate
+        self.vocab = vocab or Vocab.build(self.problems)
+        seed_everything(int(config.get("seed", 0)))
+        self.model = build_model(config, self.vocab)
+        self.loss_cfg = LossConfig(**config.get("loss", {}))
+        self.optimizer = torch.optim.Adam(self.model.parameters(),
+                                          lr=float(self.train_cfg.get("lr", 5e-4)))
+        self.step = 0
+        self.with_images = self.model.region_encoder is not None
+
+    def resume(self, path: str | Path | None = None) -> bool:
+        """Load ``last.pt`` (or ``path``) if present; returns whether it did."""
+        path = Path(path) if path else self.out_dir / "last.pt"
+        if not path.exists():
+            return False
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if state["vocab"] != self.vocab.to_list():
+            self.vocab = Vocab.from_list(state["vocab"])
+            self.model = build_model(self.config, self.vocab)
+            self.optimizer = torch.optim.Adam(self.model.parameters(),
+                                              lr=float(self.train_cfg.get("lr", 5e-4)))
+        self.model.load_state_dict(state["model"])
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        return True
+
+    def _log(self, record: dict[str, Any]) -> None:
+        with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        if self._tb is not None:
+            for k, v in record.items():
+                if isinstance(v, (int, float)) and k != "step":
+                    self._tb.add_scalar(k, v, record["step"])
+
+    def fit(self, progress: bool = True) -> dict[str, Any]:
+        """Train for ``train.steps`` steps; returns the last evaluation (or last losses)."""
+        from tqdm import tqdm
+
+        from rcrn.engine.config import save_config
+
+        save_config(self.config, self.out_dir / "config.yaml")
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(self.out_dir / "tb"))
+        except ImportError:
+            self._tb = None
+        cfg = self.train_cfg
+        steps = int(cfg.get("steps", 1000))
+        batch_size = int(cfg.get("batch_size", 64))
+        log_every = int(cfg.get("log_every", 50))
+        eval_every = int(cfg.get("eval_every", 0))
+        clip = float(cfg.get("grad_clip", 10.0))
+        scale = float(self.model.config.grounding_scale)
+        self.model.train()
+        last_eval: dict[str, Any] = {}
+        running: dict[str, float] = {}
+        t0 = time.time()
+        bar = tqdm(total=steps, initial=self.step, desc="train", disable=not progress)
+        epoch = self.step * batch_size // max(1, len(self.problems))
+        while self.step < steps:
+            loader = make_loader(self.problems, self.vocab, batch_size, True, self.with_images,
+                                 int(cfg.get("num_workers", 0)),
+                                 seed=int(self.config.get("seed", 0)) + epoch,
+                                 drop_last=len(self.problems) > batch_size)
+            for batch in loader:
+                if self.step >= steps:
+                    break
+                batch = batch.to(_device_of(self.model))
+                out = self.model(batch)
+                losses = rcrn_loss(out, batch, self.loss_cfg, grounding_scale=scale)
+                self.optimizer.zero_grad(set_to_none=True)
+                losses["loss"].backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
+                self.optimizer.step()
+                self.step += 1
+                for k, v in losses.items():
+                    running[k] = running.get(k, 0.0) + float(v)
+                bar.update(1)
+                if self.step % log_every == 0 or self.step == steps:
+                    n = log_every if self.step % log_every == 0 else self.step % log_every
+                    record = {"step": self.step, **{k: v / n for k, v in running.items()},
+                              "time": round(time.time() - t0, 2)}
+                    running = {}
+                    if not math.isfinite(record["loss"]):
+                        raise FloatingPointError(f"loss is {record['loss']} at step {self.step}")
+                    bar.set_postfix(loss=f"{record['loss']:.3f}")
+                    self._log(record)
+                if eval_every and self.evaluate_fn and self.step % eval_every == 0 \
+                        and self.step != steps:
+                    last_eval = self._evaluate()
+            epoch += 1
+        bar.close()
+        save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
+                        self.optimizer, self.step)
+        if self.evaluate_fn:
+            last_eval = self._evaluate()
+        if self._tb is not None:
+            self._tb.close()
+        return last_eval
+
+    def _evaluate(self) -> dict[str, Any]:
+        metrics = self.evaluate_fn(self.model, self.vocab)
+        self._log({"step": self.step, "eval": metrics})
+        self.model.train()
+        return metrics
