@@ -11,7 +11,8 @@ no top-down pass).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -257,3 +258,40 @@ def random_problem(rng: Any, nodes: int, proposals: int, feature_dim: int,
     ref = boxes[int(rng.integers(proposals))] if proposals else None
     return GroundingProblem(graph, Proposals(boxes, image_size, features=feats),
                             match=int(rng.integers(2)), referent_box=ref, id=item_id)
+
+
+def learnable_problems(count: int, seed: int = 0, proposals: int = 8, feature_dim: int = 16,
+                       noise: float = 0.3) -> list[GroundingProblem]:
+    """Small problems a model can learn: each box shows one noun class in its features.
+
+    The referent is the only box of its noun; its relation partner is a box of
+    the object noun.  Half the problems are mismatched: the object noun is absent
+    from the image.  Used by tests of the training loop.
+    """
+    import numpy as np
+
+    from rcrn.structures import LanguageGraph, Proposals
+
+    rng = np.random.default_rng(seed)
+    classes = np.random.default_rng(1234).normal(size=(len(_WORDS), feature_dim))
+    out = []
+    for i in range(count):
+        subj, obj = rng.choice(len(_WORDS), size=2, replace=False)
+        others = [c for c in range(len(_WORDS)) if c not in (subj, obj)]
+        match = int(rng.random() < 0.5)
+        labels = [subj] + ([obj] if match else []) + list(
+            rng.choice(others, size=proposals - 1 - match))
+        order = rng.permutation(proposals)
+        labels = [labels[j] for j in order]
+        feats = classes[labels] + noise * rng.normal(size=(proposals, feature_dim))
+        xy = rng.uniform(0, 80, size=(proposals, 2))
+        boxes = np.concatenate([xy, xy + rng.uniform(5, 20, size=(proposals, 2))], axis=1)
+        rel = _RELS[int(rng.integers(len(_RELS)))]
+        text = f"the {_WORDS[subj]} {rel} the {_WORDS[obj]}"
+        graph = LanguageGraph.from_triples(text, [(f"the {_WORDS[subj]}", rel,
+                                                   f"the {_WORDS[obj]}")])
+        target = labels.index(subj)
+        out.append(GroundingProblem(graph, Proposals(boxes, (100, 100), features=feats),
+                                    match=match, referent_box=boxes[target], id=f"l{i}",
+                                    mismatched_relation=None if match else 0))
+    return out
