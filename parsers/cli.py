@@ -1,0 +1,161 @@
+"""``rcrn parse`` and ``rcrn parse-eval``: language graphs from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import parsers
+from parsers.base import BackendUnavailable, ParseError
+from parsers.evaluate import DataError, evaluate_parser, read_captions
+from rcrn.cli import CommandError
+from rcrn.structures import LanguageGraph
+
+__all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph"]
+
+
+def _options(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--option expects KEY=VALUE, got {pair!r}")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+def _load(name: str, options: list[str] | None) -> Any:
+    try:
+        return parsers.load(name, **_options(options))
+    except (parsers.UnknownParser, BackendUnavailable) as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return lines
+
+
+def format_graph(graph: LanguageGraph, warnings: list[str] | None = None) -> str:
+    """A readable table of a graph: entities, relations with subject and object, root."""
+    lines = [f"text: {graph.text}", "entities:"]
+    rows = []
+    for i, e in enumerate(graph.entities):
+        mark = "*" if i == graph.root else ""
+        rows.append([f"{i}{mark}", e.text, e.head, ", ".join(e.modifiers),
+                     f"{e.span[0]}-{e.span[1]}"])
+    lines += _table(["#", "phrase", "head", "modifiers", "tokens"], rows)
+    lines.append("relations:")
+    if graph.relations:
+        rows = []
+        for k, r in enumerate(graph.relations):
+            rows.append([str(k), f"{r.subject} {graph.entities[r.subject].text}", r.text,
+                         f"{r.object} {graph.entities[r.object].text}",
+                         f"{r.span[0]}-{r.span[1]}"])
+        lines += _table(["#", "subject", "relation", "object", "tokens"], rows)
+    else:
+        lines.append("  (none)")
+    lines.append(f"root: {graph.root} ({graph.entities[graph.root].text})")
+    for w in warnings or []:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    """Parse the given texts and print them as tables or JSON."""
+    if args.list_parsers:
+        rows = [[b["name"], "yes" if b["installed"] else "no",
+                 b["description"] if b["installed"] else b["install"]]
+                for b in parsers.available()]
+        print("\n".join(_table(["parser", "installed", "notes"], rows)))
+        return 0
+    if not args.text:
+        raise CommandError("give at least one TEXT to parse (or --list-parsers)")
+    parser = _load(args.parser, args.option)
+    results = []
+    for k, text in enumerate(args.text):
+        try:
+            results.append(parser.analyse(text))
+        except ParseError as exc:
+            where = f"text {k + 1}" if len(args.text) > 1 else "text"
+            raise CommandError(f"{where}: {exc}") from exc
+    if args.json:
+        docs = [dict(r.graph.to_dict(), warnings=list(r.warnings)) for r in results]
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+    else:
+        print("\n\n".join(format_graph(r.graph, r.warnings) for r in results))
+    return 0
+
+
+def cmd_parse_eval(args: argparse.Namespace) -> int:
+    """Score a parser on the template captions of VSR or What'sUp."""
+    try:
+        gold = read_captions(args.benchmark, args.root)
+    except DataError as exc:
+        raise CommandError(str(exc)) from exc
+    if not gold:
+        raise CommandError(f"no caption found under {args.root}")
+    parser = _load(args.parser, args.option)
+    report = evaluate_parser(parser, gold)
+    report = {"benchmark": args.benchmark, "root": str(args.root), "parser": args.parser,
+              **report}
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    rows = [["benchmark", args.benchmark], ["parser", args.parser],
+            ["sentences", str(report["sentences"])],
+            ["entity accuracy", f"{100 * report['entity_accuracy']:.2f}%"],
+            ["relation accuracy", f"{100 * report['relation_accuracy']:.2f}%"],
+            ["exact triple accuracy", f"{100 * report['triple_accuracy']:.2f}%"],
+            ["parse failures", str(report["parse_failures"])],
+            ["sentences/s", f"{report['sentences_per_second']:.0f}"]]
+    lines = _table(["metric", "value"], rows)
+    if report["errors"]:
+        lines.append("first mistakes (gold -> predicted):")
+        for e in report["errors"][:10]:
+            lines.append(f"  {e['source']}: {e['text']!r}: {' | '.join(e['gold'])} -> "
+                         f"{' | '.join(e['predicted'])}")
+    print("\n".join(lines))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``parse`` and ``parse-eval`` to the ``rcrn`` command line."""
+    names = ", ".join(b["name"] for b in parsers.available())
+    p = subparsers.add_parser(
+        "parse", help="parse text into a language scene graph",
+        description="Parse each TEXT into a language scene graph (a tree of entity phrases "
+                    "and relation phrases rooted at the referent) and print it as a table, "
+                    "or with --json as LanguageGraph dicts (one object for one text, an "
+                    "array for several; each with its 'warnings').",
+        epilog='Example: rcrn parse "the cup to the left of the plate that is on the table"')
+    p.add_argument("text", nargs="*", metavar="TEXT", help="text to parse")
+    p.add_argument("--parser", default=parsers.DEFAULT_PARSER,
+                   help=f"parser backend ({names}; default: %(default)s)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="backend option, e.g. model=en_core_web_sm (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--list-parsers", action="store_true",
+                   help="list the parser backends and whether they are installed")
+    p.set_defaults(func=cmd_parse)
+
+    e = subparsers.add_parser(
+        "parse-eval", help="score a parser on VSR or What'sUp template captions",
+        description="Parse every caption of a VSR jsonl file (or folder of split files) or "
+                    "of What'sUp Controlled_Images JSON (all caption options) and score the "
+                    "graphs against the (subject, relation, object) triple of the caption "
+                    "template: entity, relation and exact-triple accuracy, and speed.",
+        epilog="Example: rcrn parse-eval --benchmark vsr --root data/vsr/splits/random")
+    e.add_argument("--benchmark", required=True, choices=["vsr", "whatsup"])
+    e.add_argument("--root", required=True, metavar="DIR_OR_FILE",
+                   help="a jsonl/JSON file or a folder holding them")
+    e.add_argument("--parser", default=parsers.DEFAULT_PARSER,
+                   help=f"parser backend ({names}; default: %(default)s)")
+    e.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="backend option (repeatable)")
+    e.add_argument("--json", action="store_true", help="print the report as JSON")
+    e.set_defaults(func=cmd_parse_eval)

@@ -1,0 +1,442 @@
+"""Word lists and the relation-phrase trie shared by every parser backend.
+
+The relation vocabulary is kept as multi-word units (``"at the right side of"``,
+``"has as a part"``, ``"the same colour as"``) and compiled once into a token
+trie, so a parser finds the longest relation phrase starting at a token with a
+handful of dictionary look-ups.  Sources of the vocabulary:
+
+* the 71 relations of the VSR relation table (every relation of its meta-category
+  file, plus the relations listed in the paper but unused in the data);
+* the relations of the GITM-MR substitution table and all their substitutes;
+* What'sUp, COCO-spatial and GQA-spatial prepositions;
+* the vocabulary of the synthetic scenes (comparatives and same-attribute phrases);
+* common verbs of referring expressions, in all their inflected forms; a verb may
+  be followed by a spatial preposition (``"standing in front of"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "PREPOSITION_PHRASES",
+    "VERB_FORMS",
+    "WEAK_VERB_FORMS",
+    "POSTURE_VERB_FORMS",
+    "COMPOUND_NOUNS",
+    "PARTITIVE_NOUNS",
+    "ATTRIBUTE_WORDS",
+    "DETERMINERS",
+    "COPULAS",
+    "RELATIVE_PRONOUNS",
+    "CONJUNCTIONS",
+    "NEGATIONS",
+    "ADVERBS",
+    "LOCATIVE_FILLERS",
+    "Trie",
+    "RELATION_TRIE",
+    "VERB_TRIE",
+    "COMPOUND_TRIE",
+    "relation_phrases",
+]
+
+# ----------------------------------------------------------------- relations
+VSR_RELATIONS = [
+    # Adjacency
+    "adjacent to", "alongside", "at the side of", "at the right side of", "at the left side of",
+    "attached to", "at the back of", "ahead of", "against", "at the edge of",
+    # Directional
+    "off", "past", "toward", "towards", "down", "deep down", "up", "away from", "along", "around",
+    "from", "into", "to", "across", "across from", "through", "down from",
+    # Orientation
+    "facing", "facing away from", "parallel to", "perpendicular to",
+    # Projective
+    "on top of", "beneath", "beside", "behind", "left of", "right of", "under", "in front of",
+    "below", "above", "over", "in the middle of",
+    # Proximity
+    "by", "close to", "near", "far from", "far away from",
+    # Topological
+    "connected to", "detached from", "has as a part", "part of", "contains", "within", "at", "on",
+    "in", "with", "surrounding", "among", "consists of", "out of", "between", "inside", "outside",
+    "touching",
+    # Unallocated
+    "beyond", "next to", "opposite to", "after", "enclosed by",
+]
+
+GITM_MR_RELATIONS = [
+    "to the left of", "to the right of", "wearing", "in front of", "behind", "holding",
+    "on top of", "above", "below", "sitting on", "next to", "carrying", "inside", "under",
+    "standing on", "walking on", "eating", "standing in", "playing with", "walking in", "riding",
+    "riding on", "playing", "walking down", "throwing", "standing behind",
+    "standing in front of",
+    # substitutes
+    "looking at", "on the side of", "near", "standing by",
+]
+
+SPATIAL_BENCHMARK_PREPOSITIONS = [
+    "to the left of", "to the right of", "on", "under", "in front of", "behind", "left of",
+    "right of", "above", "below", "on the left of", "on the right of", "on the left side of",
+    "on the right side of", "at the top of", "at the bottom of", "on the top of",
+    "on the bottom of",
+]
+
+SYNTHETIC_RELATIONS = [
+    "to the left of", "to the right of", "above", "below", "near", "far from", "next to",
+    "bigger than", "smaller than", "larger than", "taller than", "shorter than",
+    "the same colour as", "the same color as", "the same shape as", "the same size as",
+    "the same material as", "same colour as", "same color as", "same shape as", "same size as",
+    "same material as", "a different colour from", "a different color from",
+    "a different shape from", "different colour from", "different color from",
+    "different shape from",
+]
+
+OTHER_PREPOSITIONS = [
+    "of", "onto", "upon", "underneath", "inside of", "outside of", "out", "beside of",
+    "next", "close by", "nearby", "near to", "closer to", "nearer to", "farther from",
+    "further from", "far away", "opposite", "opposite of", "across from", "in between",
+    "amongst", "amid", "amidst", "throughout", "without", "via", "like", "during", "for",
+    "in the center of", "in the centre of", "in the corner of", "in the back of",
+    "in the front of", "at the front of", "at the end of", "on the edge of", "on the other side of",
+    "on the far side of", "on either side of", "on both sides of", "at the foot of",
+    "at the base of", "on the back of", "on the front of", "on the side of", "by the side of",
+    "in the shape of", "made of", "full of", "filled with", "covered in", "covered with",
+    "covered by", "surrounded by", "pulled by", "driven by", "held by", "carried by",
+    "worn by", "ridden by", "supported by", "hidden by", "blocked by", "followed by",
+    "part of", "piece of", "a part of", "member of", "instead of", "in addition to",
+    "rather than", "similar to", "different from", "higher than", "lower than",
+    "closer than", "longer than", "wider than", "heavier than", "lighter than",
+    "older than", "younger than", "darker than", "brighter than", "more than", "less than",
+    "as big as", "as large as", "as small as", "as tall as", "the same height as",
+]
+
+
+def _sided(preps: Iterable[str], nouns: Iterable[str]) -> list[str]:
+    out = []
+    for p in preps:
+        for n in nouns:
+            out.append(f"{p} the {n} of")
+            out.append(f"{p} {n} of")
+    return out
+
+
+SIDE_NOUNS = ["left", "right", "left side", "right side", "left hand side", "right hand side",
+              "left-hand side", "right-hand side", "far left", "far right", "side", "back",
+              "front", "top", "bottom", "middle", "center", "centre", "edge", "corner", "rear",
+              "base", "end", "near side", "far side", "other side", "top left", "top right",
+              "bottom left", "bottom right", "upper left", "upper right", "lower left",
+              "lower right", "left edge", "right edge", "top side", "bottom side"]
+SIDED_PHRASES = _sided(["to", "on", "at", "in", "by", "toward", "towards", "from"], SIDE_NOUNS)
+
+PREPOSITION_PHRASES: list[str] = sorted({
+    p for p in (VSR_RELATIONS + GITM_MR_RELATIONS + SPATIAL_BENCHMARK_PREPOSITIONS
+                + SYNTHETIC_RELATIONS + OTHER_PREPOSITIONS + SIDED_PHRASES)
+})
+
+# ----------------------------------------------------------------------- verbs
+# lemma: inflected forms (3rd person, -ing, past, participle ...)
+_VERBS: dict[str, tuple[str, ...]] = {
+    "wear": ("wears", "wearing", "wore", "worn"),
+    "hold": ("holds", "holding", "held"),
+    "carry": ("carries", "carrying", "carried"),
+    "eat": ("eats", "eating", "ate", "eaten"),
+    "ride": ("rides", "riding", "rode", "ridden"),
+    "sit": ("sits", "sitting", "sat", "seated"),
+    "stand": ("stands", "standing", "stood"),
+    "lie": ("lies", "lying", "laying"),
+    "walk": ("walks", "walking", "walked"),
+    "run": ("runs", "running", "ran"),
+    "play": ("plays", "playing", "played"),
+    "throw": ("throws", "throwing", "threw", "thrown"),
+    "catch": ("catches", "catching", "caught"),
+    "look": ("looks", "looking", "looked"),
+    "watch": ("watches", "watching", "watched"),
+    "face": ("faces", "facing", "faced"),
+    "touch": ("touches", "touching", "touched"),
+    "contain": ("contains", "containing", "contained"),
+    "consist": ("consists", "consisting"),
+    "have": ("has", "having"),
+    "hang": ("hangs", "hanging", "hung"),
+    "lean": ("leans", "leaning", "leaned", "leant"),
+    "rest": ("rests", "resting", "rested"),
+    "park": ("parks", "parking", "parked"),
+    "place": ("placed",),
+    "cover": ("covers", "covering", "covered"),
+    "surround": ("surrounds", "surrounding", "surrounded"),
+    "fill": ("fills", "filling", "filled"),
+    "attach": ("attaches", "attaching", "attached"),
+    "connect": ("connects", "connecting", "connected"),
+    "detach": ("detached",),
+    "enclose": ("encloses", "enclosing", "enclosed"),
+    "mount": ("mounted",),
+    "perch": ("perched", "perching"),
+    "grow": ("grows", "growing", "grew", "grown"),
+    "fly": ("flies", "flying", "flew", "flown"),
+    "swim": ("swims", "swimming", "swam"),
+    "float": ("floats", "floating", "floated"),
+    "pull": ("pulls", "pulling", "pulled"),
+    "push": ("pushes", "pushing", "pushed"),
+    "drive": ("drives", "driving", "drove", "driven"),
+    "use": ("uses", "using", "used"),
+    "read": ("reads", "reading"),
+    "cut": ("cuts", "cutting"),
+    "kick": ("kicks", "kicking", "kicked"),
+    "hit": ("hits", "hitting"),
+    "swing": ("swings", "swinging", "swung"),
+    "feed": ("feeds", "feeding", "fed"),
+    "pet": ("pets", "petting", "petted"),
+    "drink": ("drinks", "drinking", "drank"),
+    "graze": ("grazes", "grazing", "grazed"),
+    "cross": ("crosses", "crossing", "crossed"),
+    "show": ("shows", "showing", "showed", "shown"),
+    "support": ("supports", "supporting", "supported"),
+    "reflect": ("reflects", "reflecting", "reflected"),
+    "approach": ("approaches", "approaching", "approached"),
+    "follow": ("follows", "following", "followed"),
+    "chase": ("chases", "chasing", "chased"),
+    "lead": ("leads", "leading"),
+    "hug": ("hugs", "hugging", "hugged"),
+    "kiss": ("kisses", "kissing", "kissed"),
+    "climb": ("climbs", "climbing", "climbed"),
+    "jump": ("jumps", "jumping", "jumped"),
+    "fall": ("falls", "falling", "fell", "fallen"),
+    "move": ("moves", "moving", "moved"),
+    "wait": ("waits", "waiting", "waited"),
+    "sleep": ("sleeps", "sleeping", "slept"),
+    "point": ("points", "pointing", "pointed"),
+    "talk": ("talks", "talking", "talked"),
+    "stare": ("stares", "staring", "stared"),
+    "block": ("blocks", "blocking", "blocked"),
+    "overlook": ("overlooks", "overlooking", "overlooked"),
+    "belong": ("belongs", "belonging"),
+    "stick": ("sticks", "sticking", "stuck"),
+    "tie": ("ties", "tying", "tied"),
+    "drag": ("drags", "dragging", "dragged"),
+    "bite": ("bites", "biting", "bitten"),
+    "lick": ("licks", "licking", "licked"),
+    "sniff": ("sniffs", "sniffing", "sniffed"),
+    "wash": ("washes", "washing", "washed"),
+    "brush": ("brushes", "brushing", "brushed"),
+    "stack": ("stacked",),
+    "lay": ("lays",),
+    "hide": ("hides", "hiding", "hid", "hidden"),
+    "sail": ("sails", "sailing", "sailed"),
+    "surf": ("surfs", "surfing", "surfed"),
+    "skate": ("skates", "skating"),
+    "ski": ("skis", "skiing"),
+    "shine": ("shines", "shining"),
+    "pass": ("passes", "passing", "passed"),
+    "enter": ("enters", "entering", "entered"),
+    "exit": ("exits", "exiting"),
+    "leave": ("leaves", "leaving"),
+    "stop": ("stopped",),
+    "line": ("lined", "lining"),
+    "decorate": ("decorated", "decorating"),
+    "topped": ("topped",),
+    "make": ("made",),
+    "locate": ("located",),
+    "position": ("positioned",),
+    "situate": ("situated",),
+    "sew": ("sewn",),
+    "print": ("printed",),
+    "paint": ("painted",),
+    "draw": ("drawn",),
+    "write": ("written",),
+}
+
+#: every inflected verb form that may start a relation phrase
+VERB_FORMS: frozenset[str] = frozenset(
+    form for lemma, forms in _VERBS.items() for form in forms
+) | frozenset({"wear", "hold", "carry", "eat", "ride", "sit", "stand", "lie", "walk", "look",
+               "watch", "touch", "contain", "have", "hang", "lean", "play", "throw", "use",
+               "cover", "surround", "pull", "push", "drive", "chase", "follow", "face"})
+
+#: forms that are also common nouns; inside a noun phrase they count as a verb only
+#: when a determiner or a preposition follows them (see ``RuleParser``)
+WEAK_VERB_FORMS: frozenset[str] = frozenset({
+    "wear", "hold", "carry", "eat", "ride", "sit", "stand", "lie", "walk", "look", "watch",
+    "touch", "contain", "have", "hang", "lean", "play", "throw", "use", "cover", "surround",
+    "pull", "push", "drive", "chase", "follow", "face", "faces", "covers", "plays", "walks",
+    "rests", "parks", "drinks", "cuts", "hits", "swings", "pets", "kicks", "shows", "supports",
+    "leads", "uses", "kisses", "hugs", "points", "looks", "runs", "falls", "stands", "lies",
+    "rides", "throws", "watches", "flies", "floats", "grows", "sticks", "ties", "bites",
+    "licks", "brushes", "skates", "skis", "passes", "exits", "leaves", "lays", "cut", "hit",
+    "lead", "read", "reads", "stacked", "line", "lined", "lining", "made", "stop", "stopped",
+    "moves", "waits", "blocks", "drags", "swims", "sails", "surfs", "hides", "enters",
+    "printed", "painted", "drawn", "written", "sewn", "shine", "shines", "cross", "crosses",
+    "climbs", "jumps", "talks", "stares", "sleeps", "pushes", "pulls", "drives", "chases",
+    "follows", "hangs", "leans", "eats", "carries", "holds", "wears", "touches", "feeds",
+    "washes", "sniffs", "approaches", "reflects", "overlooks", "belongs", "catches", "grazes",
+    "covered", "filled", "parked", "placed", "mounted", "used", "shown", "perched",
+})
+
+#: intransitive verbs of posture and motion, which combine with a following preposition
+POSTURE_VERB_FORMS: frozenset[str] = frozenset(
+    form
+    for lemma in ("sit", "stand", "lie", "walk", "run", "look", "hang", "lean", "rest", "park",
+                  "fly", "swim", "float", "play", "wait", "sleep", "jump", "climb", "point",
+                  "stare", "talk", "graze", "grow", "move", "fall", "ride", "sail", "surf",
+                  "skate", "ski", "hide", "shine", "place", "mount", "perch", "stack", "stick",
+                  "locate", "position", "situate", "lay", "belong", "attach", "connect",
+                  "detach", "enclose", "cover", "surround", "fill", "make", "line", "decorate",
+                  "topped", "print", "paint", "draw", "write", "sew", "stop", "drive", "pull",
+                  "reflect", "hold", "carry", "support", "block", "hit", "pass", "leave",
+                  "enter", "exit", "show", "tie")
+    for form in (lemma,) + _VERBS.get(lemma, ())
+)
+
+# --------------------------------------------------------------------- nouns
+COMPOUND_NOUNS: list[str] = [
+    # COCO classes
+    "traffic light", "fire hydrant", "stop sign", "parking meter", "sports ball",
+    "baseball bat", "baseball glove", "tennis racket", "wine glass", "hot dog", "potted plant",
+    "dining table", "cell phone", "teddy bear", "hair drier", "hair dryer", "tooth brush",
+    # What'sUp and everyday objects
+    "beer bottle", "water bottle", "wine bottle", "coffee cup", "coffee mug", "tea cup",
+    "coffee table", "side table", "cutting board", "remote control", "tape measure",
+    "head phones", "sun glasses", "paper towel", "toilet paper", "tennis ball", "soccer ball",
+    "golf ball", "swimming pool", "parking lot", "living room", "running shoes",
+    "washing machine", "sleeping bag", "ironing board", "walking stick", "rocking chair",
+    "frying pan", "baking sheet", "wedding cake", "ceiling fan", "picture frame",
+    "light switch", "street light", "street lamp", "fire truck", "police car", "ice cream",
+    "t shirt", "tank top", "baseball cap", "baseball player", "tennis player",
+    "surf board", "skate board", "snow board", "polar bear", "brown bear", "computer mouse",
+    "computer monitor", "laptop computer", "shopping bag", "trash can", "garbage can",
+    "cereal box", "pizza box", "salt shaker", "pepper shaker", "flower pot", "plant pot",
+    "power line", "power lines", "train tracks", "train track", "bus stop", "side walk",
+    "cross walk", "tree trunk", "door handle", "window sill", "book shelf", "table cloth",
+    "place mat", "wrist watch", "hand bag", "back pack", "suit case",
+]
+
+#: nouns of quantity that take ``of`` inside the noun phrase (``a pair of scissors``)
+PARTITIVE_NOUNS: frozenset[str] = frozenset({
+    "pair", "pairs", "couple", "group", "groups", "bunch", "bunches", "lot", "lots", "herd",
+    "flock", "pile", "piles", "stack", "stacks", "set", "sets", "row", "rows", "number",
+    "variety", "plenty", "dozen", "dozens", "slice", "slices", "piece", "pieces", "kind",
+    "kinds", "type", "types", "sort", "handful", "collection", "pack", "crowd", "team",
+    "line", "lines", "series", "bundle", "loaf", "cluster", "batch", "heap", "swarm",
+    "school", "fleet", "array", "assortment",
+})
+
+ATTRIBUTE_WORDS: frozenset[str] = frozenset({
+    # colours
+    "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white",
+    "gray", "grey", "silver", "gold", "golden", "beige", "tan", "cyan", "magenta", "navy",
+    "maroon", "dark", "light", "bright", "pale", "teal", "violet", "turquoise", "khaki",
+    "blond", "blonde", "colorful", "colourful", "striped", "spotted", "plaid", "checkered",
+    "multicolored", "multicoloured", "transparent", "clear",
+    # sizes
+    "big", "small", "large", "little", "tiny", "huge", "giant", "tall", "short", "long", "wide",
+    "narrow", "thick", "thin", "medium", "gigantic", "massive", "mini", "miniature", "fat",
+    "skinny", "high", "low", "smaller", "bigger", "larger", "largest", "smallest", "biggest",
+    "tallest", "shorter", "taller", "longest", "shortest",
+    # materials
+    "wooden", "wood", "metal", "metallic", "plastic", "rubber", "leather", "stone", "brick",
+    "ceramic", "paper", "cardboard", "cotton", "wool", "woolen", "woollen", "steel", "iron",
+    "concrete", "marble", "silk", "denim", "fur", "furry", "matte", "shiny", "glass", "glossy",
+    # shapes
+    "round", "square", "rectangular", "circular", "triangular", "cylindrical", "spherical",
+    "cubic", "oval", "flat", "curved", "pointy",
+    # states and others
+    "old", "young", "new", "empty", "full", "open", "closed", "clean", "dirty", "wet", "dry",
+    "hot", "cold", "fresh", "ripe", "sliced", "broken", "cloudy", "sunny", "leafy", "bare",
+    "tiled", "lit", "parked", "standing", "sitting", "smiling", "happy", "cute", "pretty",
+    "ugly", "beautiful", "fluffy", "soft", "hard", "heavy", "busy", "calm", "other", "same",
+    "left", "right", "top", "bottom", "front", "back", "middle", "upper", "lower", "far",
+    "near", "nearest", "closest", "farthest", "first", "second", "third", "last", "only",
+    "single", "double", "many", "several", "few", "one", "two", "three", "four", "five", "six",
+    "seven", "eight", "nine", "ten",
+})
+
+DETERMINERS: frozenset[str] = frozenset({
+    "a", "an", "the", "this", "these", "those", "some", "any", "each", "every", "another",
+    "his", "her", "its", "their", "my", "your", "our", "both", "all", "either", "neither", "no",
+})
+
+COPULAS: frozenset[str] = frozenset({
+    "is", "are", "was", "were", "be", "been", "being", "am", "'s", "’s", "seems", "seem",
+    "appears", "appear", "remains", "remain", "stays", "stay",
+})
+
+#: auxiliaries that may introduce a verb relation (``has been``, ``can be``)
+AUXILIARIES: frozenset[str] = frozenset({
+    "can", "could", "will", "would", "may", "might", "must", "should", "does", "do", "did",
+})
+
+RELATIVE_PRONOUNS: frozenset[str] = frozenset({"that", "which", "who", "whom", "whose", "where"})
+
+CONJUNCTIONS: frozenset[str] = frozenset({"and", "or", "but", "while", "whereas", "plus", "&"})
+
+NEGATIONS: frozenset[str] = frozenset({"not", "n't", "never"})
+
+ADVERBS: frozenset[str] = frozenset({
+    "directly", "right", "just", "slightly", "partly", "partially", "completely", "fully",
+    "mostly", "also", "immediately", "still", "currently", "exactly", "almost", "nearly",
+    "somewhat", "very", "quite", "really", "entirely", "halfway", "further", "farther",
+    "too", "both", "all", "even", "only", "clearly", "apparently", "probably", "possibly",
+})
+
+#: words between a copula and a relation that are not part of the relation phrase
+LOCATIVE_FILLERS: frozenset[str] = frozenset({
+    "located", "positioned", "situated", "found", "seen", "shown", "pictured", "visible",
+    "placed", "set", "kept", "put",
+})
+
+
+# ---------------------------------------------------------------------- trie
+class Trie:
+    """A token trie answering "longest phrase starting here" in a few dict look-ups.
+
+    Phrases are stored lowercase, split on whitespace; hyphenated words of a
+    phrase (``left-hand``) are single tokens, like the tokeniser makes them.
+    """
+
+    _END = ""
+
+    def __init__(self, phrases: Iterable[str] = ()) -> None:
+        self.root: dict[str, dict] = {}
+        self.size = 0
+        for p in phrases:
+            self.add(p)
+
+    def add(self, phrase: str) -> None:
+        words = phrase.lower().split()
+        if not words:
+            return
+        node = self.root
+        for w in words:
+            node = node.setdefault(w, {})
+        if self._END not in node:
+            node[self._END] = {}
+            self.size += 1
+
+    def longest(self, words: list[str], start: int) -> int:
+        """End index (exclusive) of the longest phrase at ``words[start:]``; ``start`` if none."""
+        node = self.root
+        best = start
+        i = start
+        n = len(words)
+        while i < n:
+            node = node.get(words[i])  # type: ignore[assignment]
+            if node is None:
+                break
+            i += 1
+            if self._END in node:
+                best = i
+        return best
+
+    def __contains__(self, phrase: str) -> bool:
+        words = phrase.lower().split()
+        return bool(words) and self.longest(words, 0) == len(words)
+
+    def __len__(self) -> int:
+        return self.size
+
+
+RELATION_TRIE = Trie(PREPOSITION_PHRASES)
+VERB_TRIE = Trie(VERB_FORMS)
+COMPOUND_TRIE = Trie(COMPOUND_NOUNS)
+
+
+def relation_phrases() -> list[str]:
+    """All multi-word relation phrases of the preposition lexicon, sorted."""
+    return list(PREPOSITION_PHRASES)

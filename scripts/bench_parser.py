@@ -1,0 +1,76 @@
+"""Speed of a parser backend on VSR captions, printed as JSON.
+
+Usage::
+
+    python scripts/bench_parser.py [--parser rule] [--root PATH] [--sentences 20000]
+
+``--root`` is a VSR jsonl file or a folder of them (default: the shared VSR
+samples next to the repository, ``../shared/samples/vsr``); the captions are
+repeated until about ``--sentences`` sentences and parsed with ``parse_many``
+on one core.  Without any VSR file, template captions built from the relation
+lexicon are used instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import parsers  # noqa: E402
+from parsers.evaluate import DataError, read_vsr_captions  # noqa: E402
+from parsers.lexicon import VSR_RELATIONS  # noqa: E402
+
+DEFAULT_ROOT = REPO / ".." / "shared" / "samples" / "vsr"
+
+
+def captions(root: Path | None) -> tuple[list[str], str]:
+    path = root or DEFAULT_ROOT
+    if path.exists():
+        try:
+            return [t.text for t in read_vsr_captions(path)], str(path.resolve())
+        except DataError as exc:
+            raise SystemExit(f"bench_parser: {exc}") from exc
+    if root is not None:
+        raise SystemExit(f"bench_parser: {root} does not exist")
+    nouns = ["cat", "dog", "teddy bear", "laptop", "hair drier", "bench"]
+    texts = [f"The {nouns[i % 6]} is {rel} the {nouns[(i + 1) % 6]}."
+             for i, rel in enumerate(VSR_RELATIONS)]
+    return texts, "template captions from the VSR relation list"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parser", default="rule")
+    ap.add_argument("--root", type=Path, default=None, help="VSR jsonl file or folder")
+    ap.add_argument("--sentences", type=int, default=20000)
+    args = ap.parse_args(argv)
+    texts, source = captions(args.root)
+    if not texts:
+        raise SystemExit("bench_parser: no caption to parse")
+    reps = max(1, round(args.sentences / len(texts)))
+    batch = texts * reps
+    parser = parsers.load(args.parser)
+    parser.parse_many(texts)  # warm-up
+    t0 = time.perf_counter()
+    graphs = parser.parse_many(batch)
+    seconds = time.perf_counter() - t0
+    print(json.dumps({
+        "parser": args.parser, "source": source, "unique_captions": len(texts),
+        "sentences": len(batch), "seconds": round(seconds, 4),
+        "sentences_per_second": round(len(batch) / seconds, 1),
+        "relations_per_sentence": round(sum(g.num_relations for g in graphs) / len(graphs), 3),
+        "python": platform.python_version(),
+    }, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
