@@ -1,0 +1,32 @@
+"""Errors raised by the detectors package."""
+
+from __future__ import annotations
+
+__all__ = ["DetectorDataError", "ImageNotFoundError", "MissingDependencyError"]
+
+
+class DetectorDataError(ValueError):
+    """A detector output, a feature store or an image is malformed.
+
+    The message names the file and the row or record at fault.
+    """
+
+
+class ImageNotFoundError(DetectorDataError, KeyError):
+    """An image id is absent from a proposal source.
+
+    It is a :class:`KeyError` (so ``dict``-style code keeps working) and a
+    :class:`DetectorDataError` (so one ``except`` catches every data problem).
+    """
+
+    def __init__(self, image_id: object, source: str) -> None:
+        self.image_id = image_id
+        self.source = source
+        super().__init__(f"{source}: no image with id {image_id!r}")
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0])
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency that a reader or detector needs is not installed."""
