@@ -33,10 +33,12 @@ __all__ = [
     "NEGATIONS",
     "ADVERBS",
     "LOCATIVE_FILLERS",
+    "LIGHT_VERBS",
     "Trie",
     "RELATION_TRIE",
     "VERB_TRIE",
     "COMPOUND_TRIE",
+    "COMPARISON_TRIE",
     "relation_phrases",
 ]
 
@@ -381,6 +383,10 @@ LOCATIVE_FILLERS: frozenset[str] = frozenset({
     "placed", "set", "kept", "put",
 })
 
+#: verbs and prepositions that only introduce an attribute comparison: in ``that has the
+#: same colour as`` or ``with the same shape as`` the relation phrase is the comparison
+LIGHT_VERBS: frozenset[str] = frozenset({"has", "have", "having", "had", "with"})
+
 
 # ---------------------------------------------------------------------- trie
 class Trie:
@@ -435,6 +441,10 @@ class Trie:
 RELATION_TRIE = Trie(PREPOSITION_PHRASES)
 VERB_TRIE = Trie(VERB_FORMS)
 COMPOUND_TRIE = Trie(COMPOUND_NOUNS)
+#: relation phrases that compare an attribute (``the same colour as``, ``a different shape
+#: from``); a light verb before one of them is not part of the relation
+COMPARISON_TRIE = Trie(p for p in PREPOSITION_PHRASES
+                       if "same" in p.split() or "different" in p.split())
 
 
 def relation_phrases() -> list[str]:

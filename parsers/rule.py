@@ -21,10 +21,16 @@ core.  Two passes over the tokens:
    * relative clauses – ``that / which / who (is|are)`` make the preceding noun
      phrase the subject; object relatives (``the dog that the man is holding``)
      are turned around;
-   * coordination – ``and`` followed by a relation shares the previous subject
-     (branches); ``and`` followed by a noun phrase shares the previous relation
-     (``left of the plate and the bowl``), or starts a new clause linked to the
-     root by an ``and`` relation when a copula follows;
+   * coordination – ``and`` followed by a relation, optionally after ``that`` /
+     ``which`` and ``is`` / ``has`` (``and that is above``), attaches to the subject
+     of the nearest open clause, i.e. the parent of the noun phrase just before it
+     (``the cup that is on the plate that is near the fork and left of the knife``:
+     the plate is left of the knife); ``and`` followed by a noun phrase shares the
+     previous relation (``left of the plate and the bowl``), or starts a new clause
+     linked to the root by an ``and`` relation when a copula follows;
+   * comparisons – ``has`` / ``with`` before an attribute comparison (``that has the
+     same colour as``, ``with the same shape as``) introduce the clause like a
+     copula and stay outside the relation phrase;
    * a sentence-initial relation (``To the left of the plate is a cup``) takes
      the noun phrase after the copula as its subject, and that phrase is the root.
 
@@ -57,11 +63,13 @@ from parsers.lexicon import (
     ADVERBS,
     ATTRIBUTE_WORDS,
     AUXILIARIES,
+    COMPARISON_TRIE,
     COMPOUND_NOUNS,
     COMPOUND_TRIE,
     CONJUNCTIONS,
     COPULAS,
     DETERMINERS,
+    LIGHT_VERBS,
     LOCATIVE_FILLERS,
     NEGATIONS,
     PARTITIVE_NOUNS,
@@ -180,6 +188,21 @@ class RuleParser(BaseParser):
             return False
         return self._rel_trie.longest(lw, i) > i or lw[i] in VERB_FORMS
 
+    def _relation_follows(self, lw: list[str], i: int) -> bool:
+        """Whether a relation phrase and its object start at ``i`` (``and near the box``),
+        which tells a coordinated clause from coordinated attributes (``black and white``)."""
+        end = self._rel_trie.longest(lw, i)
+        return end > i and end < len(lw) and (lw[end] in DETERMINERS
+                                              or lw[end] in _OBJECT_PRONOUNS)
+
+    def _opens_clause(self, lw: list[str], i: int) -> bool:
+        """Whether the words at ``i`` can follow a relative pronoun (``and that is``)."""
+        if i >= len(lw):
+            return False
+        w = lw[i]
+        return (w in COPULAS or w in _NEG_COPULAS or w in AUXILIARIES or w in LIGHT_VERBS
+                or (w in VERB_FORMS and w not in WEAK_VERB_FORMS))
+
     def _chunk(self, tokens: list[str], lw: list[str], warnings: list[str]) -> list[_Chunk]:
         chunks: list[_Chunk] = []
         n = len(tokens)
@@ -239,7 +262,8 @@ class RuleParser(BaseParser):
                     continue
                 if w in ("and", "or") and lw[i - 1] in ATTRIBUTE_WORDS and i + 1 < n \
                         and lw[i + 1] in ATTRIBUTE_WORDS and i + 2 < n \
-                        and lw[i + 2] not in CONJUNCTIONS:
+                        and lw[i + 2] not in CONJUNCTIONS \
+                        and not self._relation_follows(lw, i + 1):
                     i += 1
                     continue
             # multi-word nouns stay whole
@@ -258,6 +282,14 @@ class RuleParser(BaseParser):
                 close_np(i)
                 i += 1
                 continue
+            # a light verb before an attribute comparison ("that has the same colour as",
+            # "with the same shape as") introduces the clause, like a copula
+            if w in LIGHT_VERBS and neg_at < 0 and not (in_np and not np_content):
+                c_end = COMPARISON_TRIE.longest(lw, i + 1)
+                if c_end > i + 1 and self._rel_trie.longest(lw, i + 1) == c_end:
+                    close_np(i)
+                    i += 1
+                    continue
             # relation phrases (not right after a bare determiner: "the on switch")
             if not (in_np and not np_content) and (w in rel_first or w in VERB_FORMS):
                 end, is_verb = self._relation_end(lw, i, not in_np and pk in (COP, PRON))
@@ -294,7 +326,9 @@ class RuleParser(BaseParser):
                 i += 1
                 continue
             if w in RELATIVE_PRONOUNS and (w != "that" or (in_np and np_content)
-                                            or prev_kind() == NP):
+                                            or prev_kind() == NP
+                                            or (prev_kind() == CONJ and not in_np
+                                                and self._opens_clause(lw, i + 1))):
                 close_np(i)
                 chunks.append(_Chunk(PRON, i, i + 1))
                 i += 1
@@ -380,6 +414,8 @@ class RuleParser(BaseParser):
         waiting = -1            # subject of an object relative clause awaiting its verb
         pending: list[int] | None = None   # [subject, start, end, is_copula, is_verb]
         last_rel: list[int] | None = None  # [subject, object, start, end, is_verb]
+        described = -1          # entity the last relation describes (its subject, or the
+        #                         antecedent of an object relative clause)
         fronted: list[int] | None = None   # [object, start, end] of a sentence-initial relation
         fronted_resolved = False
         conj_np, conj_span = -1, (0, 0)
@@ -408,6 +444,7 @@ class RuleParser(BaseParser):
                     else:
                         builder.add_relation(subj, e, ps, pe)
                         last_rel = [subj, e, ps, pe, pending[4]]
+                        described = subj
                     pending = None
                 elif prev == CONJ and conj_np >= 0:
                     nk = next_kind(ci)
@@ -442,6 +479,7 @@ class RuleParser(BaseParser):
                 if waiting >= 0:
                     builder.add_relation(waiting, antecedent, start, c.end)
                     last_rel = [waiting, antecedent, start, c.end, int(c.verb)]
+                    described = antecedent
                     waiting = -1
                     antecedent = -1
                     ctx_subj = -1
@@ -473,6 +511,9 @@ class RuleParser(BaseParser):
                     pass  # keeps the relative-clause subject
                 elif waiting >= 0:
                     pass
+                elif prev == CONJ and last_np >= 0:
+                    # "... and is left of": the clause goes on describing the open subject
+                    ctx_subj = last_rel[0] if last_rel is not None else last_np
                 else:
                     ctx_subj = -1
                 nk = next_kind(ci)
@@ -483,8 +524,13 @@ class RuleParser(BaseParser):
                         pending = [subj, c.start, c.end, 1, 0]
                 prev = COP
             elif kind == PRON:
-                antecedent = last_np
-                ctx_subj = last_np
+                if prev == CONJ and described >= 0:
+                    # "... and that is left of": a second relative clause of the entity
+                    # the last clause describes
+                    antecedent = described
+                else:
+                    antecedent = last_np
+                ctx_subj = antecedent
                 prev = PRON
             elif kind == CONJ:
                 conj_np = last_np
