@@ -99,8 +99,8 @@ def roi_align(features: Tensor, rois: Tensor, output_size: int = 4, spatial_scal
 class RegionCNN(nn.Module):
     """A small convolutional encoder giving one feature vector per box.
 
-    ``images [B, 3, H, W]`` go through three 3x3 conv layers (stride 1, 2, 2, so the
-    map is 1/4 of the input), boxes are pooled with :func:`roi_align` into
+    ``images [B, 3, H, W]`` go through three 3x3 conv layers (strides ``strides``,
+    default 1, 2, 2, so the map is 1/4 of the input), boxes are pooled with :func:`roi_align` into
     ``pool_size^2`` bins, and an MLP maps the pooled ``C * S * S`` values to
     ``out_dim``.  Everything is differentiable, so it trains with the model.
 
@@ -109,21 +109,24 @@ class RegionCNN(nn.Module):
         channels: channels of the three conv layers.
         pool_size: bins per side of the RoI pooling.
         sampling_ratio: bilinear samples per bin side.
+        strides: strides of the three conv layers; ``(2, 2, 1)`` gives the same 1/4 map
+            for about half the arithmetic.
     """
 
-    stride = 4
-
     def __init__(self, out_dim: int = 256, channels: tuple[int, int, int] = (32, 64, 64),
-                 pool_size: int = 4, sampling_ratio: int = 2) -> None:
+                 pool_size: int = 4, sampling_ratio: int = 2,
+                 strides: tuple[int, int, int] = (1, 2, 2)) -> None:
         super().__init__()
         c1, c2, c3 = channels
+        s1, s2, s3 = (int(s) for s in strides)
+        self.stride = s1 * s2 * s3
         self.out_dim = int(out_dim)
         self.pool_size = int(pool_size)
         self.sampling_ratio = int(sampling_ratio)
         self.backbone = nn.Sequential(
-            nn.Conv2d(3, c1, 3, stride=1, padding=1), nn.ReLU(inplace=True),
-            nn.Conv2d(c1, c2, 3, stride=2, padding=1), nn.ReLU(inplace=True),
-            nn.Conv2d(c2, c3, 3, stride=2, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(3, c1, 3, stride=s1, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(c1, c2, 3, stride=s2, padding=1), nn.ReLU(inplace=True),
+            nn.Conv2d(c2, c3, 3, stride=s3, padding=1), nn.ReLU(inplace=True),
         )
         self.head = nn.Sequential(
             nn.Flatten(), nn.Linear(c3 * self.pool_size ** 2, 2 * self.out_dim),

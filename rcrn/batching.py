@@ -123,7 +123,9 @@ class GroundingBatch:
         target_index: ``[B]`` proposal of maximum IoU with the referent box (-1 unknown).
         referent_box: ``[B, 4]`` referent box in pixels (zeros when unknown).
         mismatch: ``[B]`` index of the mismatched relation (-1 when none).
-        images: optional ``[B, 3, H, W]`` float images in [0, 1] for pixel encoders.
+        images: optional ``[U, 3, H, W]`` float images in [0, 1] for pixel encoders,
+            one per distinct image of the batch.
+        image_index: ``[B]`` row of ``images`` of every item (when images are given).
     """
 
     ids: list[str]
@@ -150,6 +152,7 @@ class GroundingBatch:
     referent_box: torch.Tensor
     mismatch: torch.Tensor
     images: torch.Tensor | None = None
+    image_index: torch.Tensor | None = None
     meta: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -224,7 +227,7 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         feature_dim: region feature size; inferred from the first problem with
             features; problems without features get zeros.
         with_images: stack ``problem.meta["image"]`` (HxWx3 uint8 arrays of one
-            size) into ``images``.
+            size) into ``images``, once per distinct ``meta["image_path"]`` (or array).
 
     Returns:
         The batch; every index is global to the batch.
@@ -300,13 +303,21 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
     levels = [(child_depth == d).nonzero().flatten() for d in range(1, max_depth + 1)]
     level_parents = [torch.unique(edge_index[0, lv]) for lv in levels]
 
-    images = None
+    images = image_index = None
     if with_images:
-        arrays = [p.meta.get("image") for p in problems]
-        if any(a is None for a in arrays):
-            missing = next(p.id for p, a in zip(problems, arrays) if a is None)
-            raise ValueError(f"problem {missing!r}: meta['image'] is missing")
+        rows: dict[Any, int] = {}
+        arrays, index = [], []
+        for p in problems:
+            array = p.meta.get("image")
+            if array is None:
+                raise ValueError(f"problem {p.id!r}: meta['image'] is missing")
+            key = p.meta.get("image_path") or id(array)
+            if key not in rows:
+                rows[key] = len(arrays)
+                arrays.append(array)
+            index.append(rows[key])
         images = torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).float().div_(255.0)
+        image_index = torch.tensor(index, dtype=torch.long)
 
     return GroundingBatch(
         ids=[p.id for p in problems], ent_tokens=ent_tokens, ent_lengths=ent_lengths,
@@ -320,5 +331,6 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         levels=levels, level_parents=level_parents, box_feats=box_feats, boxes=boxes,
         boxes_px=boxes_px, box_mask=box_mask, image_size=image_size, match=match,
         target_index=target, referent_box=ref_box, mismatch=mismatch, images=images,
+        image_index=image_index,
         meta=[{k: v for k, v in p.meta.items() if k != "image"} for p in problems],
     )

@@ -76,3 +76,42 @@ def test_config_base_and_overrides(tmp_path):
     (tmp_path / "bad.yaml").write_text("train: [unclosed\n")
     with pytest.raises(ConfigError, match="bad.yaml"):
         load_config(tmp_path / "bad.yaml")
+
+
+def test_glove_word_vectors_are_read_for_the_vocabulary(tmp_path):
+    from rcrn.engine.trainer import Trainer as T
+
+    words = ["<pad>", "the", "cup", "plate", "left"]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    matrix = np.arange(len(words) * 6, dtype=np.float32).reshape(len(words), 6)
+    np.save(tmp_path / "embed.npy", matrix)
+    train = learnable_problems(16, seed=5)
+    cfg = apply_overrides(CONFIG, ["train.steps=2", "words.freeze=true"])
+    cfg["words"]["glove"] = [str(tmp_path / "vocab.txt"), str(tmp_path / "embed.npy")]
+    trainer = T(cfg, train, tmp_path / "run")
+    emb = trainer.model.words.embedding.weight
+    assert emb.shape[1] == 6 and not emb.requires_grad
+    assert torch.equal(emb[trainer.vocab.stoi["cup"]], torch.from_numpy(matrix[2]))
+    assert torch.equal(emb[0], torch.zeros(6))
+    trainer.fit(progress=False)
+    model, vocab, _, _ = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert torch.equal(model.words.embedding.weight[vocab.stoi["plate"]],
+                       torch.from_numpy(matrix[3]))
+    bad = tmp_path / "short.npy"
+    np.save(bad, matrix[:3])
+    cfg["words"]["glove"] = [str(tmp_path / "vocab.txt"), str(bad)]
+    with pytest.raises(ValueError, match="does not match"):
+        T(cfg, train, tmp_path / "run2")
+
+
+def test_transformer_word_vectors_name_the_missing_package(tmp_path):
+    from rcrn.encoders import transformer_word_vectors
+
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r"rcrn\[transformers\]"):
+            transformer_word_vectors(tmp_path, Vocab(["cup"]))
+    else:
+        with pytest.raises(OSError):  # an empty folder holds no model; nothing is downloaded
+            transformer_word_vectors(tmp_path, Vocab(["cup"]))

@@ -31,7 +31,8 @@ def seed_everything(seed: int) -> None:
 
 
 class PixelRegions(nn.Module):
-    """Region features from pixels: ``(images [B,3,H,W], boxes_px [B,N,4]) -> [B,N,D]``.
+    """Region features from pixels: ``(images [U,3,H,W], image_index [B], boxes_px [B,N,4])
+    -> [B,N,D]``; each distinct image goes through the encoder once.
 
     Wraps a per-box encoder taking ``[K, 5]`` rois (``detectors.RegionCNN``).
     """
@@ -40,16 +41,43 @@ class PixelRegions(nn.Module):
         super().__init__()
         self.encoder = encoder
 
-    def forward(self, images: torch.Tensor, boxes_px: torch.Tensor) -> torch.Tensor:
+    def forward(self, images: torch.Tensor, image_index: torch.Tensor,
+                boxes_px: torch.Tensor) -> torch.Tensor:
         B, N, _ = boxes_px.shape
-        index = torch.arange(B, device=boxes_px.device, dtype=boxes_px.dtype)
+        index = image_index.to(boxes_px.dtype)
         rois = torch.cat([index.repeat_interleave(N)[:, None], boxes_px.reshape(B * N, 4)], 1)
         return self.encoder(images, rois).reshape(B, N, -1)
 
 
-def build_model(config: dict[str, Any], vocab: Vocab) -> RCRN:
-    """RCRN from the ``model`` section (RCRNConfig fields) and ``region_encoder`` section."""
+def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
+    """Pretrained word vectors named by the ``words`` section, or None for learned ones.
+
+    ``words: {glove: [VOCAB_TXT, MATRIX_NPY]}`` reads a GloVe-format pair;
+    ``words: {transformers: MODEL_DIR}`` encodes every word with a local encoder.
+    """
+    from rcrn.encoders import load_glove, transformer_word_vectors
+
+    words = config.get("words") or {}
+    if words.get("glove"):
+        vocab_path, matrix_path = words["glove"]
+        return load_glove(vocab_path, matrix_path, vocab)
+    if words.get("transformers"):
+        return transformer_word_vectors(words["transformers"], vocab)
+    return None
+
+
+def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = True) -> RCRN:
+    """RCRN from the ``model`` (RCRNConfig fields), ``words`` and ``region_encoder`` sections.
+
+    Args:
+        pretrained_words: read the pretrained word vectors named by ``words``; a
+            checkpoint being restored carries them in its weights, so it passes False.
+    """
     model_cfg = RCRNConfig(**config.get("model", {}))
+    vectors = word_vectors(config, vocab) if pretrained_words else None
+    freeze = bool((config.get("words") or {}).get("freeze", False))
+    if vectors is not None and vectors.shape[1] != model_cfg.word_dim:
+        model_cfg.word_dim = int(vectors.shape[1])
     region = None
     enc = config.get("region_encoder")
     if enc:
@@ -57,8 +85,13 @@ def build_model(config: dict[str, Any], vocab: Vocab) -> RCRN:
 
         region = PixelRegions(RegionCNN(out_dim=model_cfg.vis_dim,
                                         channels=tuple(enc.get("channels", (16, 32, 32))),
-                                        pool_size=int(enc.get("pool_size", 4))))
-    return RCRN(model_cfg, len(vocab), region_encoder=region)
+                                        pool_size=int(enc.get("pool_size", 4)),
+                                        strides=tuple(enc.get("strides", (1, 2, 2)))))
+    model = RCRN(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
+                 region_encoder=region)
+    if not pretrained_words and (config.get("words") or {}).get("freeze"):
+        model.words.embedding.weight.requires_grad_(False)
+    return model
 
 
 class ProblemDataset(Dataset):
@@ -86,15 +119,41 @@ class ProblemDataset(Dataset):
         return p
 
 
+def grouped_batches(keys: Sequence[Any], batch_size: int, seed: int) -> list[list[int]]:
+    """Batches that keep items of one group (e.g. one image) together, groups shuffled.
+
+    Items of a group are consecutive in the visiting order, so a batch holds few
+    distinct images and a pixel encoder runs once per image; a group may straddle
+    two batches.
+    """
+    groups: dict[Any, list[int]] = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    order = list(groups.values())
+    random.Random(seed).shuffle(order)
+    flat = [i for g in order for i in g]
+    return [flat[i:i + batch_size] for i in range(0, len(flat), batch_size)]
+
+
 def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: int,
                 shuffle: bool, with_images: bool, num_workers: int = 0, seed: int = 0,
-                drop_last: bool = False) -> DataLoader:
-    """A DataLoader whose workers read and collate (the schedule is built in the workers)."""
+                group_by: str | None = None) -> DataLoader:
+    """A DataLoader whose workers read and collate (the schedule is built in the workers).
+
+    Args:
+        group_by: a ``meta`` key (e.g. ``"image_path"``); when shuffling, items with
+            the same value are batched together (see ``grouped_batches``).
+    """
+    dataset = ProblemDataset(problems, with_images)
+    collate_fn = _Collate(vocab, with_images)
+    common = dict(num_workers=num_workers, persistent_workers=num_workers > 0,
+                  collate_fn=collate_fn)
+    if shuffle and group_by:
+        keys = [p.meta.get(group_by, p.id) for p in problems]
+        return DataLoader(dataset, batch_sampler=grouped_batches(keys, batch_size, seed),
+                          **common)
     gen = torch.Generator().manual_seed(seed)
-    return DataLoader(ProblemDataset(problems, with_images), batch_size=batch_size,
-                      shuffle=shuffle, num_workers=num_workers, generator=gen,
-                      drop_last=drop_last, persistent_workers=num_workers > 0,
-                      collate_fn=_Collate(vocab, with_images))
+    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, generator=gen, **common)
 
 
 class _Collate:
@@ -170,7 +229,12 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
         raise FileNotFoundError(f"checkpoint {path} does not exist")
     state = torch.load(path, map_location=map_location, weights_only=True)
     vocab = Vocab.from_list(state["vocab"])
-    model = build_model(state["config"], vocab)
+    config = dict(state["config"])
+    if "words" in config and config["words"]:
+        # restored vectors come from the weights; keep the word size they were trained with
+        config["model"] = dict(config.get("model", {}),
+                               word_dim=int(state["model"]["words.embedding.weight"].shape[1]))
+    model = build_model(config, vocab, pretrained_words=False)
     model.load_state_dict(state["model"])
     return model, vocab, state["config"], state
 
@@ -268,7 +332,7 @@ class Trainer:
             loader = make_loader(self.problems, self.vocab, batch_size, True, self.with_images,
                                  int(cfg.get("num_workers", 0)),
                                  seed=int(self.config.get("seed", 0)) + epoch,
-                                 drop_last=len(self.problems) > batch_size)
+                                 group_by=cfg.get("group_by"))
             for batch in loader:
                 if self.step >= steps:
                     break
@@ -281,7 +345,7 @@ class Trainer:
                 self.optimizer.step()
                 self.step += 1
                 for k, v in losses.items():
-                    running[k] = running.get(k, 0.0) + float(v)
+                    running[k] = running.get(k, 0.0) + float(v.detach())
                 bar.update(1)
                 if self.step % log_every == 0 or self.step == steps:
                     n = log_every if self.step % log_every == 0 else self.step % log_every

@@ -170,8 +170,9 @@ class RCRN(nn.Module):
         vocab_size: number of words (``Vocab``).
         word_vectors: optional pretrained word vectors ``[vocab_size, word_dim]``.
         freeze_words: keep pretrained word vectors fixed.
-        region_encoder: optional module mapping ``(images [B,3,H,W], boxes_px [B,N,4])``
-            to region features ``[B, N, vis_dim]``; used when the batch holds images.
+        region_encoder: optional module mapping ``(images [U,3,H,W], image_index [B],
+            boxes_px [B,N,4])`` to region features ``[B, N, vis_dim]``; used when the
+            batch holds images.
     """
 
     def __init__(self, config: RCRNConfig, vocab_size: int,
@@ -217,7 +218,8 @@ class RCRN(nn.Module):
     # ------------------------------------------------------------ encoding
     def region_features(self, batch: GroundingBatch) -> torch.Tensor:
         if self.region_encoder is not None and batch.images is not None:
-            return self.region_encoder(batch.images, batch.boxes_px) * batch.box_mask[..., None]
+            feats = self.region_encoder(batch.images, batch.image_index, batch.boxes_px)
+            return feats * batch.box_mask[..., None]
         return batch.box_feats
 
     # ---------------------------------------------------------- primitives
