@@ -46,6 +46,7 @@ _REGISTRY: dict[str, str | type] = {
     "synthetic": "benchmarks.synthetic:SyntheticBenchmark",
     "vsr": "benchmarks.vsr:VSRBenchmark",
     "whatsup": "benchmarks.whatsup:WhatsUpBenchmark",
+    "gitm_mr": "benchmarks.gitm_mr:GITMMRBenchmark",
 }
 
 #: A source of region proposals: ``image name -> Proposals`` as a callable or a mapping.

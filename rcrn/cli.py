@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "detectors.cli",
     "benchmarks.cli",
     "benchmarks.synthetic.cli",
+    "benchmarks.gitm_mr.cli",
 ]
 
 
