@@ -15,6 +15,7 @@ import sys
 
 COMMAND_MODULES = [
     "rcrn.engine.commands",
+    "rcrn.trace.cli",
     "parsers.cli",
     "detectors.cli",
     "benchmarks.cli",

@@ -32,11 +32,15 @@ def paired_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,
-              grounding_scale: float = 1.0) -> dict[str, torch.Tensor]:
+              grounding_scale: float = 1.0, grounding_norm: str = "none"
+              ) -> dict[str, torch.Tensor]:
     """Loss terms for one batch.
 
     * ``grd``: cross-entropy of ``softmax(scale * b^bp_root)`` against the proposal of
-      maximum IoU with the referent, on matched pairs only (Eq. 9).
+      maximum IoU with the referent, on matched pairs only (Eq. 9); with
+      ``grounding_norm="max"`` the root belief is first divided by its largest value
+      (products of messages can shrink every belief towards 0, which flattens the
+      softmax and its gradient; the argmax is unchanged).
     * ``match``: binary cross-entropy of P(match) (Eq. 10).
     * ``reg``: smooth-L1 between predicted and target offsets of the chosen
       proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
@@ -50,8 +54,12 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     terms = {"grd": zero, "match": zero, "reg": zero}
     positive = (batch.match == 1) & (batch.target_index >= 0)
     if out.ground_belief is not None and positive.any():
-        logits = (grounding_scale * out.ground_belief).masked_fill(~batch.box_mask,
-                                                                   float("-inf"))
+        belief = out.ground_belief
+        if grounding_norm == "max":
+            belief = belief / belief.amax(dim=-1, keepdim=True).clamp(min=1e-12)
+        elif grounding_norm != "none":
+            raise ValueError(f"grounding_norm must be 'none' or 'max', got {grounding_norm!r}")
+        logits = (grounding_scale * belief).masked_fill(~batch.box_mask, float("-inf"))
         terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
     known = batch.match >= 0
     if out.match_prob is not None and known.any():

@@ -182,7 +182,7 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
     p_up = [classify(m_up[i]) for i in nodes]
     p_down = [classify(m_down[i]) for i in nodes] if top_down else p_up
     match = min(min(a, b) for a, b in zip(p_up, p_down))
-    scores = torch.zeros(graph.num_relations, dtype=param.dtype)
+    scores = torch.zeros(graph.num_relations, dtype=param.dtype, device=param.device)
     for parent, child, k in graph.tree_edges():
         d = p_up[parent] - p_up[child]
         if top_down:

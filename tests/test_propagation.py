@@ -9,15 +9,16 @@ from rcrn.batching import Vocab, collate
 from rcrn.models import RCRN, RCRNConfig
 from rcrn.testing import random_problem, reference_forward
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 SMALL = dict(word_dim=8, lstm_hidden=6, joint=12, hidden=10, sim_dim=7, vis_dim=9,
              spatial_dim=4, pair_dim=6, classify_hidden=5)
 
 
-def build(problems, program=P.RCRN_PROGRAM, k=5, seed=0):
+def build(problems, program=P.RCRN_PROGRAM, k=5, seed=0, device="cpu"):
     torch.manual_seed(seed)
     vocab = Vocab.build(problems)
     model = RCRN(RCRNConfig(k=k, program=P.to_text(program), **SMALL), len(vocab)).double()
-    return model.eval(), vocab
+    return model.eval().to(device), vocab
 
 
 def random_set(seed, count=6, max_nodes=10, max_props=120):
@@ -29,7 +30,7 @@ def random_set(seed, count=6, max_nodes=10, max_props=120):
 
 
 def run(model, problems, vocab):
-    batch = collate(problems, vocab)
+    batch = collate(problems, vocab).to(next(model.parameters()).device)
     batch.box_feats = batch.box_feats.double()
     batch.boxes, batch.boxes_px = batch.boxes.double(), batch.boxes_px.double()
     batch.referent_box = batch.referent_box.double()
@@ -38,25 +39,26 @@ def run(model, problems, vocab):
 
 
 def close(a, b):
-    torch.testing.assert_close(torch.as_tensor(a, dtype=torch.float64),
-                               torch.as_tensor(b, dtype=torch.float64), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(torch.as_tensor(a, dtype=torch.float64).cpu(),
+                               torch.as_tensor(b, dtype=torch.float64).cpu(), atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed,k,program", [
     (0, 5, "rcrn"), (1, 3, "rcrn"), (2, 8, "rcrn"), (3, 5, "no_top_down"),
     (4, 5, "const_beta"), (5, 2, "no_context_in_beta"), (6, 5, "no_language_in_beta"),
 ])
-def test_batched_equals_reference(seed, k, program):
+def test_batched_equals_reference(seed, k, program, device):
     problems = random_set(seed)
     # K larger and smaller than the proposal counts, 1-10 nodes, chains / stars / mixed
-    model, vocab = build(problems, P.ABLATIONS[program], k=k, seed=seed)
+    model, vocab = build(problems, P.ABLATIONS[program], k=k, seed=seed, device=device)
     out, batch = run(model, problems, vocab)
     ref = reference_forward(model, problems, vocab)
     up_key = P.to_text(P.ABLATIONS[program][1][1])  # (ground X)
     ground_up = out.values[up_key].values
     for g, (p, r) in enumerate(zip(problems, ref)):
         n = len(p.proposals)
-        nodes = (batch.node_batch == g).nonzero().flatten()
+        nodes = (batch.node_batch == g).nonzero().flatten().cpu()
         close(out.match_prob[g], r["match_prob"])
         close(out.ground_belief[g, :n], r["ground_belief"])
         assert not out.ground_belief[g, n:].any()

@@ -137,11 +137,15 @@ def _demo(args: argparse.Namespace) -> int:
                  if p.match == 1 and p.graph.num_relations >= 2), 0)
     picture = out / "prediction.png"
     draw_prediction(problems[pick], preds[pick], picture)
+    from rcrn.trace import write_trace
+
+    write_trace(trainer.model, trainer.vocab, problems[pick], out / "trace")
     print("[4/4] done in %.1f min\n" % ((time.time() - t0) / 60))
     print(table)
     print(f"outputs in {out}:\n  metrics: {out / 'metrics.md'}, {out / 'metrics.json'}\n"
           f"  training log: {out / 'metrics.jsonl'}\n  checkpoint: {out / 'last.pt'}\n"
-          f"  config: {out / 'config.yaml'}\n  picture: {picture}")
+          f"  config: {out / 'config.yaml'}\n  picture: {picture}\n"
+          f"  belief-propagation trace (JSON, PNG, HTML): {out / 'trace'}")
     return 0
 
 
@@ -187,7 +191,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=fmt,
                        description="Generates the synthetic benchmark if absent, trains the "
                                    "default config on short expressions, evaluates on the test "
-                                   "split and draws one prediction.",
+                                   "split, draws one prediction and writes its trace.",
                        epilog="Example: rcrn demo --out runs/demo train.steps=300")
     p.add_argument("--out", default="runs/demo")
     p.add_argument("--data", help="dataset root (default: data/synthetic)")

@@ -24,6 +24,13 @@ __all__ = ["PixelRegions", "build_model", "ProblemDataset", "make_loader", "pred
            "Trainer", "save_checkpoint", "load_checkpoint", "seed_everything"]
 
 
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` is CUDA when available, else CPU; anything else is passed to torch."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -270,7 +277,8 @@ class Trainer:
         self.evaluate_fn = evaluate
         self.vocab = vocab or Vocab.build(self.problems)
         seed_everything(int(config.get("seed", 0)))
-        self.model = build_model(config, self.vocab)
+        self.device = resolve_device(self.train_cfg.get("device", "cpu"))
+        self.model = build_model(config, self.vocab).to(self.device)
         self.loss_cfg = LossConfig(**config.get("loss", {}))
         self.optimizer = torch.optim.Adam(self.model.parameters(),
                                           lr=float(self.train_cfg.get("lr", 5e-4)))
@@ -282,10 +290,10 @@ class Trainer:
         path = Path(path) if path else self.out_dir / "last.pt"
         if not path.exists():
             return False
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(path, map_location=self.device, weights_only=True)
         if state["vocab"] != self.vocab.to_list():
             self.vocab = Vocab.from_list(state["vocab"])
-            self.model = build_model(self.config, self.vocab)
+            self.model = build_model(self.config, self.vocab).to(self.device)
             self.optimizer = torch.optim.Adam(self.model.parameters(),
                                               lr=float(self.train_cfg.get("lr", 5e-4)))
         self.model.load_state_dict(state["model"])
@@ -322,6 +330,7 @@ class Trainer:
         eval_every = int(cfg.get("eval_every", 0))
         clip = float(cfg.get("grad_clip", 10.0))
         scale = float(self.model.config.grounding_scale)
+        norm = self.model.config.grounding_norm
         self.model.train()
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}
@@ -336,9 +345,10 @@ class Trainer:
             for batch in loader:
                 if self.step >= steps:
                     break
-                batch = batch.to(_device_of(self.model))
+                batch = batch.to(self.device, non_blocking=True)
                 out = self.model(batch)
-                losses = rcrn_loss(out, batch, self.loss_cfg, grounding_scale=scale)
+                losses = rcrn_loss(out, batch, self.loss_cfg, grounding_scale=scale,
+                                   grounding_norm=norm)
                 self.optimizer.zero_grad(set_to_none=True)
                 losses["loss"].backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)

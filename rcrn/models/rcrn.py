@@ -56,6 +56,7 @@ class RCRNConfig:
     classify_hidden: int = 32
     regression: bool = True
     grounding_scale: float = 1.0
+    grounding_norm: str = "none"
     fused_pairs: bool = True
     eps: float = 1e-6
     program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))

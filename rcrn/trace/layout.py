@@ -1,0 +1,115 @@
+"""Shared pieces of the trace renderers: graph layout, image loading, colours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from rcrn.trace.data import Trace
+
+__all__ = ["graph_layout", "load_image", "belief_colour", "node_order"]
+
+
+def graph_layout(trace: Trace) -> tuple[dict[int, tuple[float, float]],
+                                        dict[int, tuple[float, float]]]:
+    """Positions of the entities and of the relation boxes in the unit square.
+
+    The tree is drawn top-down from the root: leaves get evenly spaced x in
+    depth-first order, a parent sits above the middle of its children, and
+    each relation box sits halfway between its two entities.
+
+    Returns:
+        ``({node: (x, y)}, {relation: (x, y)})`` with y = 1 at the top.
+    """
+    n = trace.num_nodes
+    children: dict[int, list[int]] = {i: [] for i in range(n)}
+    depth = {trace.root: 0}
+    for e in trace.edges:
+        children[e.parent].append(e.child)
+        depth[e.child] = e.depth
+    leaves: list[int] = []
+
+    def collect(v: int) -> None:
+        if not children[v]:
+            leaves.append(v)
+        for c in children[v]:
+            collect(c)
+
+    collect(trace.root)
+    xs: dict[int, float] = {}
+    for i, v in enumerate(leaves):
+        xs[v] = (i + 0.5) / len(leaves)
+
+    def place(v: int) -> float:
+        if v not in xs:
+            xs[v] = float(np.mean([place(c) for c in children[v]]))
+        return xs[v]
+
+    place(trace.root)
+    levels = max(depth.values()) + 1 if depth else 1
+    nodes = {}
+    for v in range(n):
+        d = depth.get(v, 0)
+        nodes[v] = (xs.get(v, 0.5), 1.0 - (d + 0.5) / levels)
+    relations = {}
+    for e in trace.edges:
+        (x0, y0), (x1, y1) = nodes[e.parent], nodes[e.child]
+        relations[e.relation] = ((x0 + x1) / 2, (y0 + y1) / 2)
+    return nodes, relations
+
+
+def node_order(trace: Trace) -> list[int]:
+    """Entities in breadth-first order from the root (the root first)."""
+    children: dict[int, list[int]] = {i: [] for i in range(trace.num_nodes)}
+    for e in trace.edges:
+        children[e.parent].append(e.child)
+    order, queue = [], [trace.root]
+    while queue:
+        v = queue.pop(0)
+        order.append(v)
+        queue.extend(children[v])
+    order.extend(v for v in range(trace.num_nodes) if v not in order)
+    return order
+
+
+def load_image(trace: Trace, max_side: int | None = None) -> tuple[np.ndarray, bool]:
+    """The item's image as ``[H, W, 3]`` uint8, or a blank canvas of the image size.
+
+    Args:
+        trace: the trace naming ``image_path`` and ``image_size``.
+        max_side: shrink the picture so that its longer side is at most this.
+
+    Returns:
+        ``(pixels, found)``; ``found`` is False for the blank canvas.
+    """
+    from PIL import Image
+
+    W, H = trace.image_size
+    image = None
+    if trace.image_path and Path(trace.image_path).is_file():
+        try:
+            with Image.open(trace.image_path) as im:
+                image = im.convert("RGB")
+                image.load()
+        except OSError:
+            image = None
+    found = image is not None
+    if image is None:
+        image = Image.new("RGB", (max(1, W), max(1, H)), (246, 246, 246))
+    if max_side and max(image.size) > max_side:
+        scale = max_side / max(image.size)
+        image = image.resize((max(1, round(image.size[0] * scale)),
+                              max(1, round(image.size[1] * scale))), Image.BILINEAR)
+    return np.asarray(image), found
+
+
+def belief_colour(value: float) -> tuple[float, float, float]:
+    """RGB in [0, 1] for a belief in [0, 1]: pale yellow (low) to dark red (high)."""
+    stops = np.array([[1.00, 0.93, 0.55], [0.99, 0.62, 0.20], [0.89, 0.20, 0.11],
+                      [0.55, 0.00, 0.15]])
+    v = float(np.clip(value, 0.0, 1.0)) * (len(stops) - 1)
+    i = min(int(v), len(stops) - 2)
+    t = v - i
+    r, g, b = (1 - t) * stops[i] + t * stops[i + 1]
+    return float(r), float(g), float(b)
