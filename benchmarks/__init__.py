@@ -47,6 +47,7 @@ _REGISTRY: dict[str, str | type] = {
     "vsr": "benchmarks.vsr:VSRBenchmark",
     "whatsup": "benchmarks.whatsup:WhatsUpBenchmark",
     "gitm_mr": "benchmarks.gitm_mr:GITMMRBenchmark",
+    "viphy": "benchmarks.viphy:ViPhyBenchmark",
 }
 
 #: A source of region proposals: ``image name -> Proposals`` as a callable or a mapping.

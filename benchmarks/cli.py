@@ -49,6 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ties-correct", action="store_true",
                    help="whatsup: count ties at the gold option as right (official argmax); "
                         "by default they count as wrong and are reported")
+    p.add_argument("--task", default=None, metavar="T",
+                   help="viphy: spatial, size, size_sub, size_trans or color")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other adapter option (value read as YAML); repeatable")
     p.set_defaults(func=score_command)
@@ -65,6 +67,8 @@ def _options(args: argparse.Namespace, cls: type) -> dict[str, Any]:
         options["categories"] = args.categories
     if args.ties_correct:
         options["ties_correct"] = True
+    if getattr(args, "task", None) is not None:
+        options["task"] = args.task
     for item in args.option:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
