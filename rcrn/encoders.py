@@ -162,6 +162,7 @@ class PhraseEncoder(nn.Module):
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
         state = torch.cat([h_n[0], h_n[1]], dim=-1)
         feats = torch.cat([words, out], dim=-1)
+        lengths = lengths.to(words.device)
         valid = torch.arange(words.shape[1], device=words.device)[None] < lengths[:, None]
         result = {}
         for h in self.heads:

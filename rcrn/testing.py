@@ -177,7 +177,10 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
         down("match_down", graph.root, m_slots, m_local, m_down)
 
     def classify(b: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(model.classify.mlp(_padded(torch.sort(b, descending=True)[0], K)))[0]
+        top = _padded(torch.sort(b, descending=True)[0], K)
+        if model.config.classify_log:
+            top = torch.log(top + model.config.eps)
+        return torch.sigmoid(model.classify.mlp(top))[0]
 
     p_up = [classify(m_up[i]) for i in nodes]
     p_down = [classify(m_down[i]) for i in nodes] if top_down else p_up

@@ -172,3 +172,12 @@ def test_relation_sim_unfused_path_equals_fused():
     fused = rs(text, boxes, rs.project(vis), rows, cols, subj)
     plain = rs(text, boxes, vis, rows, cols, subj)
     assert torch.allclose(fused, plain)
+
+
+def test_classify_log_input_reads_log_beliefs():
+    c = Classify(3, 4, log_input=True, eps=1e-6).double()
+    b = torch.tensor([[0.5, 0.25, 0.125]], dtype=D)
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    want = torch.sigmoid(c.mlp(torch.log(b + 1e-6)))[:, 0]
+    assert torch.allclose(c(b, mask), want)
+    assert "log_input=True" in repr(c)

@@ -14,10 +14,11 @@ SMALL = dict(word_dim=8, lstm_hidden=6, joint=12, hidden=10, sim_dim=7, vis_dim=
              spatial_dim=4, pair_dim=6, classify_hidden=5)
 
 
-def build(problems, program=P.RCRN_PROGRAM, k=5, seed=0, device="cpu"):
+def build(problems, program=P.RCRN_PROGRAM, k=5, seed=0, device="cpu", **extra):
     torch.manual_seed(seed)
     vocab = Vocab.build(problems)
-    model = RCRN(RCRNConfig(k=k, program=P.to_text(program), **SMALL), len(vocab)).double()
+    cfg = RCRNConfig(k=k, program=P.to_text(program), **SMALL, **extra)
+    model = RCRN(cfg, len(vocab)).double()
     return model.eval().to(device), vocab
 
 
@@ -44,14 +45,16 @@ def close(a, b):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("seed,k,program", [
-    (0, 5, "rcrn"), (1, 3, "rcrn"), (2, 8, "rcrn"), (3, 5, "no_top_down"),
-    (4, 5, "const_beta"), (5, 2, "no_context_in_beta"), (6, 5, "no_language_in_beta"),
+@pytest.mark.parametrize("seed,k,program,extra", [
+    (0, 5, "rcrn", {}), (1, 3, "rcrn", {}), (2, 8, "rcrn", {"classify_log": True}),
+    (3, 5, "no_top_down", {}), (4, 5, "const_beta", {}), (5, 2, "no_context_in_beta", {}),
+    (6, 5, "no_language_in_beta", {}),
 ])
-def test_batched_equals_reference(seed, k, program, device):
+def test_batched_equals_reference(seed, k, program, extra, device):
     problems = random_set(seed)
     # K larger and smaller than the proposal counts, 1-10 nodes, chains / stars / mixed
-    model, vocab = build(problems, P.ABLATIONS[program], k=k, seed=seed, device=device)
+    model, vocab = build(problems, P.ABLATIONS[program], k=k, seed=seed, device=device,
+                         **extra)
     out, batch = run(model, problems, vocab)
     ref = reference_forward(model, problems, vocab)
     up_key = P.to_text(P.ABLATIONS[program][1][1])  # (ground X)

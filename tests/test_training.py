@@ -115,3 +115,16 @@ def test_transformer_word_vectors_name_the_missing_package(tmp_path):
     else:
         with pytest.raises(OSError):  # an empty folder holds no model; nothing is downloaded
             transformer_word_vectors(tmp_path, Vocab(["cup"]))
+
+
+def test_bench_propagation_reports_every_figure():
+    from rcrn.engine.bench import bench_propagation
+
+    rows = list(bench_propagation(dims=["synthetic"], batches=[2], proposals=[5], nodes=[3],
+                                  min_time=0.0))
+    assert rows[0]["matmul_2048_flops_per_s"] > 0
+    row = rows[1]
+    for key in ("batched_samples_per_s", "reference_samples_per_s", "unfused_samples_per_s",
+                "flops_per_step", "achieved_flops_per_s", "speedup_vs_reference"):
+        assert row[key] > 0, key
+    assert (row["batch"], row["proposals"], row["nodes"]) == (2, 5, 3)

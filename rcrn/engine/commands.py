@@ -156,7 +156,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     for row in bench_propagation(quick=args.quick, dims=args.dims, batches=args.batch,
                                  proposals=args.proposals, nodes=args.nodes,
-                                 reference=not args.no_reference):
+                                 reference=not args.no_reference, unfused=not args.no_unfused,
+                                 min_time=args.min_time, device=args.device):
         print(json.dumps(row), flush=True)
     return 0
 
@@ -210,6 +211,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--proposals", nargs="*", type=int, default=[36, 100])
     p.add_argument("--nodes", nargs="*", type=int, default=[2, 4, 8, 16])
     p.add_argument("--no-reference", action="store_true", help="skip the per-tree reference")
+    p.add_argument("--no-unfused", action="store_true",
+                   help="skip the unfused pair projection (the official arithmetic)")
+    p.add_argument("--min-time", type=float, default=2.0, help="seconds to time each row")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.set_defaults(func=_bench)
 
 

@@ -57,6 +57,7 @@ class RCRNConfig:
     regression: bool = True
     grounding_scale: float = 1.0
     grounding_norm: str = "none"
+    classify_log: bool = False
     fused_pairs: bool = True
     eps: float = 1e-6
     program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
@@ -197,7 +198,7 @@ class RCRN(nn.Module):
                                 else GateProd(state, ctx, mode))
         self.select = Select(cfg.k)
         self.aggregate = Aggregate(cfg.eps)
-        self.classify = Classify(cfg.k, cfg.classify_hidden)
+        self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
         self.locate = Locate()
