@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "benchmarks.cli",
     "benchmarks.synthetic.cli",
     "benchmarks.gitm_mr.cli",
+    "benchmarks.viphy.cli",
 ]
 
 

@@ -20,7 +20,13 @@ Modules:
 * :mod:`benchmarks.viphy.probe` -- the linear probe on a frozen encoder, and a
   frequency prior;
 * :mod:`benchmarks.viphy.extract` -- the extraction pipeline from annotated scenes
-  (spatial relations by depth partitions, size clusters by Jenks natural breaks).
+  (spatial relations by depth partitions, size clusters by Jenks natural breaks; boxes
+  or polygons);
+* :mod:`benchmarks.viphy.kg` -- a size scorer inferring unseen pairs through transitive
+  paths over the train relations;
+* :mod:`benchmarks.viphy.scene_scorer` -- a scorer from relations mined in a folder of
+  annotated scenes;
+* :mod:`benchmarks.viphy.cli` -- ``rcrn viphy evaluate`` / ``rcrn viphy train``.
 """
 
 from __future__ import annotations

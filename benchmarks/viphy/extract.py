@@ -3,21 +3,26 @@
 Input: a JSON list of scenes (an image's annotations)::
 
     [{"scene_type": "kitchen", "id": "img-1",          # id optional
-      "objects": [{"name": "mug", "box": [x1, y1, x2, y2], "depth": 2.5}, ...]}, ...]
+      "objects": [{"name": "mug", "box": [x1, y1, x2, y2], "depth": 2.5},
+                  {"name": "rug", "polygon": [[x, y], ...], "depth": 4.0}, ...]}, ...]
 
-Boxes are in image pixels with ``y`` growing downwards; ``depth`` is the object's mean
-distance from the camera (larger = farther).
+Boxes and polygons are in image pixels with ``y`` growing downwards; ``depth`` is the
+object's mean distance from the camera (larger = farther).  An object gives a ``box``, a
+``polygon`` (at least 3 ``[x, y]`` points) or both; with a polygon, its lowest point and
+its area centroid place the object vertically (paper appendix A.3: "bounding box or
+polygon mask"), and its bounding box gives the area used for size.
 
-Spatial relations (:func:`scene_relations`): per pair, ``above`` when the lowest point of
-``o1`` (its box's ``y2``) lies above the centroid of ``o2``, ``below`` for the converse,
-else ``same level``.  Only objects that share a depth partition are compared directly:
-the depth range is cut into 3 partitions of uniform size and overlap (by default each
-half the range, starting every quarter); pairs without a common partition are related
-transitively through objects in the overlaps (``above`` then ``above`` or ``same level``
-gives ``above``; ``same level`` twice gives ``same level``; contradicting paths leave
-the pair unrelated).  Counts are images per ``(o1, o2, relation)`` and scene type,
-written in the released layout ``,o1,o2,>,=,<,scene,freq,typical`` with the typical
-labels of :func:`~benchmarks.viphy.metrics.typical_from_distribution`.
+Spatial relations (:func:`scene_relations`): per pair, ``above`` when the lowest point
+of ``o1`` (its box's ``y2``, or its polygon's largest ``y``) lies above the centroid of
+``o2``, ``below`` for the converse, else ``same level``. Only objects that share a depth
+partition are compared directly: the depth range is cut into 3 partitions of uniform
+size and overlap (by default each half the range, starting every quarter); pairs without
+a common partition are related transitively through objects in the overlaps (``above``
+then ``above`` or ``same level`` gives ``above``; ``same level`` twice gives
+``same level``; contradicting paths leave the pair unrelated). Counts are images per
+``(o1, o2, relation)`` and scene type, written in the released layout
+``,o1,o2,>,=,<,scene,freq,typical`` with the typical labels of
+:func:`~benchmarks.viphy.metrics.typical_from_distribution`.
 
 Size relations (:func:`scene_size_clusters`): objects are clustered by Jenks natural
 breaks (k = 5, :func:`jenks_breaks`) on box area times depth; an object of a larger
@@ -52,6 +57,7 @@ from benchmarks.viphy.metrics import typical_from_distribution
 __all__ = [
     "SceneObject",
     "Scene",
+    "polygon_centroid",
     "SpatialRow",
     "SizeRow",
     "read_scenes",
@@ -62,6 +68,7 @@ __all__ = [
     "jenks_breaks",
     "jenks_labels",
     "scene_size_clusters",
+    "size_votes",
     "aggregate_size",
     "write_spatial_csv",
     "write_size_csv",
@@ -77,16 +84,64 @@ _COMPOSE = {
 }
 
 
+def polygon_centroid(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The area centroid of a simple polygon (shoelace formula); the mean of the
+    vertices when the polygon has no area (collinear points)."""
+    pts = [(float(x), float(y)) for x, y in points]
+    if not pts:
+        raise ValueError("a polygon needs at least one point")
+    area2 = cx = cy = 0.0
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1]):
+        cross = x0 * y1 - x1 * y0
+        area2 += cross
+        cx += (x0 + x1) * cross
+        cy += (y0 + y1) * cross
+    if abs(area2) < 1e-12:
+        return (sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts))
+    return (cx / (3.0 * area2), cy / (3.0 * area2))
+
+
 @dataclass
 class SceneObject:
-    """An annotated object: name, ``[x1, y1, x2, y2]`` box (px, y down), mean depth."""
+    """An annotated object: name, ``[x1, y1, x2, y2]`` box (px, y down), mean depth, and
+    optionally its polygon mask (then the box is the polygon's bounding box unless
+    given)."""
 
     name: str
     box: tuple[float, float, float, float]
     depth: float
+    polygon: tuple[tuple[float, float], ...] | None = None
+
+    @classmethod
+    def from_polygon(cls, name: str, polygon: Sequence[Sequence[float]],
+                     depth: float) -> SceneObject:
+        """An object given by its polygon; the box is the polygon's bounding box."""
+        pts = tuple((float(p[0]), float(p[1])) for p in polygon)
+        if len(pts) < 3:
+            raise ValueError(f"a polygon needs at least 3 points, got {len(pts)}")
+        xs, ys = [x for x, _ in pts], [y for _, y in pts]
+        return cls(name=name, box=(min(xs), min(ys), max(xs), max(ys)), depth=depth,
+                   polygon=pts)
+
+    @property
+    def lowest_y(self) -> float:
+        """The image ``y`` of the object's lowest point (the largest ``y``)."""
+        if self.polygon:
+            return max(y for _, y in self.polygon)
+        return self.box[3]
+
+    @property
+    def top_y(self) -> float:
+        """The image ``y`` of the object's highest point (the smallest ``y``)."""
+        if self.polygon:
+            return min(y for _, y in self.polygon)
+        return self.box[1]
 
     @property
     def centroid_y(self) -> float:
+        """The ``y`` of the centroid: the polygon's area centroid, else the box centre."""
+        if self.polygon:
+            return polygon_centroid(self.polygon)[1]
         return (self.box[1] + self.box[3]) / 2.0
 
     @property
@@ -145,6 +200,20 @@ def _number(value: Any, where: str, what: str) -> float:
     return float(value)
 
 
+def _read_polygon(value: Any, where: str) -> list[tuple[float, float]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) < 3:
+        raise DataError(f"{where}: field 'polygon' must be a list of at least 3 [x, y] points")
+    points = []
+    for point in value:
+        if not isinstance(point, list) or len(point) != 2:
+            raise DataError(f"{where}: polygon point {point!r} is not [x, y]")
+        points.append((_number(point[0], where, "a polygon coordinate"),
+                       _number(point[1], where, "a polygon coordinate")))
+    return points
+
+
 def read_scenes(path: str | Path) -> list[Scene]:
     """Read annotated scenes (see the module docstring for the format).
 
@@ -179,17 +248,30 @@ def read_scenes(path: str | Path) -> list[Scene]:
             name = obj.get("name")
             if not isinstance(name, str) or not name.strip():
                 raise DataError(f"{owhere}: field 'name' must be a non-empty string")
+            polygon = _read_polygon(obj.get("polygon"), owhere)
             box = obj.get("box")
-            if not isinstance(box, list) or len(box) != 4:
-                raise DataError(f"{owhere}: field 'box' must be [x1, y1, x2, y2]")
-            x1, y1, x2, y2 = (_number(v, owhere, "a box coordinate") for v in box)
-            if x2 < x1 or y2 < y1:
-                raise DataError(f"{owhere}: box {box} is not x1 <= x2, y1 <= y2")
+            if box is None and polygon is not None:
+                coords = None
+            else:
+                if not isinstance(box, list) or len(box) != 4:
+                    raise DataError(f"{owhere}: field 'box' must be [x1, y1, x2, y2] "
+                                    f"(or give a 'polygon' [[x, y], ...])")
+                x1, y1, x2, y2 = (_number(v, owhere, "a box coordinate") for v in box)
+                if x2 < x1 or y2 < y1:
+                    raise DataError(f"{owhere}: box {box} is not x1 <= x2, y1 <= y2")
+                coords = (x1, y1, x2, y2)
             depth = _number(obj.get("depth"), owhere, "field 'depth'")
             if depth < 0:
                 raise DataError(f"{owhere}: depth must be >= 0, got {depth}")
-            parsed.append(SceneObject(name=" ".join(name.split()), box=(x1, y1, x2, y2),
-                                      depth=depth))
+            clean = " ".join(name.split())
+            if polygon is None:
+                assert coords is not None
+                parsed.append(SceneObject(name=clean, box=coords, depth=depth))
+            else:
+                made = SceneObject.from_polygon(clean, polygon, depth)
+                if coords is not None:
+                    made.box = coords
+                parsed.append(made)
         scenes.append(Scene(scene_type=scene_type.strip(), objects=parsed,
                             id=str(rec.get("id", i))))
     return scenes
@@ -197,23 +279,24 @@ def read_scenes(path: str | Path) -> list[Scene]:
 
 # ---------------------------------------------------------------- spatial
 def pairwise_relation(o1: SceneObject, o2: SceneObject, rule: str = "paper") -> str:
-    """``>`` (o1 above o2), ``<`` (below) or ``=`` (similar level) from two boxes.
+    """``>`` (o1 above o2), ``<`` (below) or ``=`` (similar level) from two boxes or
+    polygons.
 
-    ``paper``: above when o1's lowest point (``y2``) is above (smaller ``y`` than) o2's
-    centroid; below when o2's lowest point is above o1's centroid.  ``release``: below
-    when o1's top (``y1``) is under o2's centroid; above when o2's top is under o1's
-    centroid (the released code's comparison).
+    ``paper``: above when o1's lowest point (box ``y2``, polygon's largest ``y``) is above
+    (smaller ``y`` than) o2's centroid; below when o2's lowest point is above o1's
+    centroid.  ``release``: below when o1's top (``y1``) is under o2's centroid; above
+    when o2's top is under o1's centroid (the released code's comparison).
     """
     if rule == "paper":
-        if o1.box[3] < o2.centroid_y:
+        if o1.lowest_y < o2.centroid_y:
             return ABOVE
-        if o2.box[3] < o1.centroid_y:
+        if o2.lowest_y < o1.centroid_y:
             return BELOW
         return SAME
     if rule == "release":
-        if o1.box[1] > o2.centroid_y:
+        if o1.top_y > o2.centroid_y:
             return BELOW
-        if o2.box[1] > o1.centroid_y:
+        if o2.top_y > o1.centroid_y:
             return ABOVE
         return SAME
     raise ValueError(f"unknown rule {rule!r}; use 'paper' or 'release'")
@@ -401,6 +484,21 @@ def scene_size_clusters(scene: Scene, k: int = 5) -> list[int]:
     return jenks_labels([o.area * o.depth for o in scene.objects], k)
 
 
+def size_votes(scenes: Iterable[Scene], *, k: int = 5) -> Counter[tuple[str, str]]:
+    """Votes ``(bigger, smaller) -> count``: every pair of differently named objects in
+    different Jenks clusters (:func:`scene_size_clusters`) of an image is one vote that
+    the one in the larger cluster is bigger."""
+    votes: Counter[tuple[str, str]] = Counter()
+    for scene in scenes:
+        labels = scene_size_clusters(scene, k)
+        objs = scene.objects
+        for i, a in enumerate(objs):
+            for j, b in enumerate(objs):
+                if labels[i] > labels[j] and a.name != b.name:
+                    votes[(a.name, b.name)] += 1
+    return votes
+
+
 def aggregate_size(scenes: Iterable[Scene], *, k: int = 5, min_freq: int = 1,
                    majority: float = 0.7) -> list[SizeRow]:
     """Size relations over scenes (see the module docstring).
@@ -413,14 +511,7 @@ def aggregate_size(scenes: Iterable[Scene], *, k: int = 5, min_freq: int = 1,
     """
     if not 0.5 < majority <= 1:
         raise ValueError(f"majority must be in (0.5, 1], got {majority}")
-    votes: Counter[tuple[str, str]] = Counter()  # (bigger, smaller)
-    for scene in scenes:
-        labels = scene_size_clusters(scene, k)
-        objs = scene.objects
-        for i, a in enumerate(objs):
-            for j, b in enumerate(objs):
-                if labels[i] > labels[j] and a.name != b.name:
-                    votes[(a.name, b.name)] += 1
+    votes = size_votes(scenes, k=k)
     rows: list[SizeRow] = []
     for a, b in sorted({tuple(sorted(p)) for p in votes}):
         big, small = votes[(a, b)], votes[(b, a)]
