@@ -5,6 +5,11 @@ numbers as JSON and the behaviour as a small inline script.  It offers a
 control to step through the propagation stages (local, bottom-up, top-down),
 shows a phrase's top-K boxes when the mouse is over the phrase (in the graph
 or in the table; a click pins it), and a table of the numbers.
+
+The address may choose the item and stage to show, in its fragment or query,
+both counted from 1 as the page shows them: ``page.html#stage=2`` opens the
+second stage, ``page.html#item=3&stage=4`` the fourth stage of the third item
+(a link to one view, and a way to screenshot a stage without a browser driver).
 """
 
 from __future__ import annotations
@@ -372,6 +377,28 @@ _SCRIPT = r"""
     setStage(Math.min(state.stage, cur().stages.length - 1));
   });
   if (DATA.length < 2) $("itembar").style.display = "none";
+
+  // "#stage=2", "?stage=2" or "#item=3&stage=4": the view to open, counted from 1
+  function fromAddress() {
+    if (typeof location === "undefined") return;
+    var want = {};
+    [location.search, location.hash].forEach(function (part) {
+      String(part || "").replace(/^[?#]/, "").split("&").forEach(function (kv) {
+        var m = /^(item|stage)=(\d+)$/.exec(kv);
+        if (m) want[m[1]] = Number(m[2]) - 1;
+      });
+    });
+    if (want.item !== undefined) {
+      state.item = Math.max(0, Math.min(DATA.length - 1, want.item));
+      state.pinned = null; state.hover = null;
+      sel.value = String(state.item);
+    }
+    setStage(want.stage !== undefined ? want.stage : state.stage);
+  }
+  if (typeof window !== "undefined" && window.addEventListener) {
+    window.addEventListener("hashchange", fromAddress);
+  }
   redraw();
+  fromAddress();
 })();
 """
