@@ -34,6 +34,7 @@ __all__ = [
     "encode_deltas",
     "decode_deltas",
     "DELTA_CLAMP",
+    "paired_iou",
 ]
 
 #: Upper bound on the decoded log-scale deltas (as in Faster R-CNN): ``log(1000 / 16)``.
@@ -277,3 +278,14 @@ def _exp_of(like: Any) -> Any:
 
         return torch.exp
     return np.exp
+
+
+def paired_iou(a: Any, b: Any) -> Any:
+    """IoU of ``a[i]`` with ``b[i]`` for torch xyxy boxes ``[n, 4]`` (differentiable)."""
+    import torch
+
+    lt = torch.maximum(a[:, :2], b[:, :2])
+    rb = torch.minimum(a[:, 2:], b[:, 2:])
+    inter = (rb - lt).clamp(min=0).prod(-1)
+    union = (a[:, 2:] - a[:, :2]).prod(-1) + (b[:, 2:] - b[:, :2]).prod(-1) - inter
+    return inter / union.clamp(min=1e-9)

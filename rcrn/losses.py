@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from rcrn.batching import GroundingBatch
-from rcrn.models.rcrn import ModelOutput, encode_deltas
+from rcrn.boxes import encode_deltas, paired_iou
+from rcrn.models.rcrn import ModelOutput
 
 __all__ = ["LossConfig", "rcrn_loss"]
 
@@ -20,15 +21,6 @@ class LossConfig:
     mu: float = 3.0
     omega: float = 1.0
     iou_threshold: float = 0.5
-
-
-def paired_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """IoU of ``a[i]`` with ``b[i]`` for xyxy boxes ``[n, 4]``."""
-    lt = torch.maximum(a[:, :2], b[:, :2])
-    rb = torch.minimum(a[:, 2:], b[:, 2:])
-    inter = (rb - lt).clamp(min=0).prod(-1)
-    union = (a[:, 2:] - a[:, :2]).prod(-1) + (b[:, 2:] - b[:, :2]).prod(-1) - inter
-    return inter / union.clamp(min=1e-9)
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,

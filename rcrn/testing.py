@@ -18,8 +18,9 @@ import torch
 import torch.nn.functional as F
 
 from rcrn.batching import Vocab
+from rcrn.boxes import decode_deltas
 from rcrn.encoders import location_feature, spatial_pair
-from rcrn.models.rcrn import RCRN, decode_deltas
+from rcrn.models.rcrn import RCRN
 from rcrn.structures import GroundingProblem
 
 __all__ = ["reference_forward"]

@@ -211,7 +211,8 @@ def predictions_from_output(out: Any, batch: GroundingBatch) -> list[Prediction]
         preds.append(Prediction(
             id=item,
             match_prob=float(out.match_prob[g]) if out.match_prob is not None else 1.0,
-            box=out.box[g].detach().cpu().tolist() if out.box is not None else None,
+            box=(out.box[g].detach().cpu().tolist()
+                 if out.box is not None and int(out.ground_index[g]) >= 0 else None),
             proposal=int(out.ground_index[g]) if out.ground_index is not None else -1,
             mismatched_relation=mm if mm >= 0 else None, relation_scores=rel_scores))
     return preds

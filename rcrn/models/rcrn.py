@@ -17,6 +17,7 @@ from torch import nn
 
 from rcrn import programs as P
 from rcrn.batching import GroundingBatch
+from rcrn.boxes import decode_deltas
 from rcrn.encoders import PhraseEncoder, WordEmbedding, location_feature
 from rcrn.nn import (
     MLP,
@@ -33,7 +34,7 @@ from rcrn.nn import (
 )
 from rcrn.nn.functional import gate_context
 
-__all__ = ["RCRNConfig", "RCRN", "Belief", "ModelOutput", "encode_deltas", "decode_deltas"]
+__all__ = ["RCRNConfig", "RCRN", "Belief", "ModelOutput"]
 
 
 @dataclass
@@ -111,28 +112,6 @@ class ModelOutput:
     edge_scores: torch.Tensor | None
     mismatch_index: torch.Tensor | None
     values: dict[str, Any] = field(default_factory=dict)
-
-
-def encode_deltas(proposal: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Standard (dx, dy, log dw, log dh) offsets from xyxy ``proposal`` to ``target``."""
-    pw = (proposal[..., 2] - proposal[..., 0]).clamp(min=1e-3)
-    ph = (proposal[..., 3] - proposal[..., 1]).clamp(min=1e-3)
-    tw = (target[..., 2] - target[..., 0]).clamp(min=1e-3)
-    th = (target[..., 3] - target[..., 1]).clamp(min=1e-3)
-    dx = ((target[..., 0] + target[..., 2]) - (proposal[..., 0] + proposal[..., 2])) / (2 * pw)
-    dy = ((target[..., 1] + target[..., 3]) - (proposal[..., 1] + proposal[..., 3])) / (2 * ph)
-    return torch.stack([dx, dy, torch.log(tw / pw), torch.log(th / ph)], dim=-1)
-
-
-def decode_deltas(proposal: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
-    """Inverse of ``encode_deltas``."""
-    pw = (proposal[..., 2] - proposal[..., 0]).clamp(min=1e-3)
-    ph = (proposal[..., 3] - proposal[..., 1]).clamp(min=1e-3)
-    cx = (proposal[..., 0] + proposal[..., 2]) / 2 + deltas[..., 0] * pw
-    cy = (proposal[..., 1] + proposal[..., 3]) / 2 + deltas[..., 1] * ph
-    w = pw * torch.exp(deltas[..., 2].clamp(max=4.0))
-    h = ph * torch.exp(deltas[..., 3].clamp(max=4.0))
-    return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], dim=-1)
 
 
 class _Encoded:
