@@ -13,6 +13,8 @@ from typing import Any
 from rcrn.cli import CommandError
 
 DEFAULT_CONFIG = "synthetic.yaml"
+#: Benchmarks trained and evaluated from local images and proposals (rcrn.engine.benchmark_runs).
+RUN_BENCHMARKS = ("vsr", "whatsup")
 
 
 def default_config_path() -> Path:
@@ -56,6 +58,114 @@ def _write_metrics(out: Path, metrics: dict[str, Any], title: str) -> str:
     return table
 
 
+def _benchmark_table(metrics: dict[str, Any], title: str, out: Path) -> str:
+    from benchmarks.cli import format_table
+
+    table = f"{title} (rates in %)\n\n{format_table(metrics)}\n"
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    (out / "metrics.md").write_text(table, encoding="utf-8")
+    return table
+
+
+def _load_run(benchmark: str, data: dict[str, Any], root: Any, split: Any, proposals: Any,
+              pixels: bool) -> Any:
+    from benchmarks import RegistryError
+    from benchmarks.base import DataError
+    from rcrn.engine.benchmark_runs import load_run
+
+    if not root:
+        raise CommandError(f"{benchmark}: no data root; set data.root (or --root)")
+    if not split:
+        raise CommandError(f"{benchmark}: no split; set data.split / data.eval_split "
+                           f"(or --split)")
+    try:
+        return load_run(benchmark, root, str(split), proposals, pixels=pixels,
+                        image_size=data.get("image_size"),
+                        concept_filter=data.get("concept_filter"))
+    except (DataError, RegistryError) as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _predict_run(model: Any, vocab: Any, run: Any, batch_size: int,
+                 progress: bool = False) -> list[Any]:
+    from rcrn.engine.trainer import predict
+
+    try:
+        return predict(model, run.problems, vocab, batch_size=batch_size,
+                       with_images=model.region_encoder is not None, progress=progress)
+    except OSError as exc:
+        raise CommandError(f"{run.bench.name} {run.bench.split}: an image cannot be read "
+                           f"({exc})") from exc
+
+
+def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: bool) -> int:
+    """``rcrn train`` on VSR or What'sUp: the match objective (no referent boxes)."""
+    from rcrn.engine.benchmark_runs import write_predictions
+    from rcrn.engine.trainer import Trainer
+
+    data = config.get("data", {})
+    pixels = bool(config.get("region_encoder"))
+    default_split = "random/train" if benchmark == "vsr" else None
+    train = _load_run(benchmark, data, data.get("root"), data.get("split", default_split),
+                      data.get("proposals"), pixels)
+    val = None
+    if data.get("eval_split"):
+        val = _load_run(benchmark, data, data.get("root"), data["eval_split"],
+                        data.get("proposals"), pixels)
+    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    last: dict[str, Any] = {}
+
+    def evaluate(model: Any, vocab: Any) -> dict[str, Any]:
+        last["preds"] = _predict_run(model, vocab, val, eval_bs)
+        return val.evaluate(last["preds"])
+
+    trainer = Trainer(config, train.problems, out, evaluate=evaluate if val else None)
+    if resume and trainer.resume():
+        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    try:
+        metrics = trainer.fit()
+    except OSError as exc:
+        raise CommandError(f"{benchmark} {train.bench.split}: an image cannot be read "
+                           f"({exc})") from exc
+    print(f"trained on {len(train.problems)} {benchmark} {train.bench.split} problems")
+    if val is not None:
+        written = write_predictions(val, last["preds"], out / "eval")
+        print(_benchmark_table(metrics, f"RCRN on {benchmark} / {val.bench.split}", out))
+        print(f"predictions: {', '.join(str(p) for p in written)}")
+    print(f"checkpoint: {out / 'last.pt'}\nmetrics: {out / 'metrics.jsonl'}")
+    return 0
+
+
+def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
+                        config: dict[str, Any]) -> int:
+    """``rcrn evaluate`` on VSR or What'sUp: official metrics of the match probabilities."""
+    from rcrn.engine.benchmark_runs import parse_proposals, write_predictions
+
+    data = dict(config.get("data", {}))
+    same = data.get("benchmark") == args.benchmark
+    root = args.root or (data.get("root") if same else None)
+    split = args.split or (data.get("eval_split") if same else None)
+    proposals = (parse_proposals(args.proposals) if args.proposals
+                 else data.get("proposals") if same else None)
+    run = _load_run(args.benchmark, data, root, split, proposals,
+                    model.region_encoder is not None)
+    preds = _predict_run(model, vocab, run, int(config.get("eval", {}).get("batch_size", 128)),
+                         progress=True)
+    try:
+        metrics = run.evaluate(preds)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    name = str(run.bench.split).replace("/", "_").replace("\\", "_")
+    out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{name}"
+    written = write_predictions(run, preds, out)
+    table = _benchmark_table(metrics, f"RCRN on {args.benchmark} / {run.bench.split}", out)
+    print(json.dumps(metrics) if args.json else table)
+    if not args.json:
+        print(f"predictions: {', '.join(str(p) for p in written)}\n"
+              f"metrics: {out / 'metrics.json'}")
+    return 0
+
+
 # ------------------------------------------------------------- commands
 def _train(args: argparse.Namespace) -> int:
     from rcrn.engine.config import ConfigError, load_config
@@ -67,9 +177,13 @@ def _train(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     out = Path(args.out)
     data = config.get("data", {})
-    if data.get("benchmark", "synthetic") != "synthetic":
-        raise CommandError("rcrn train supports the synthetic benchmark here; train other "
-                           "benchmarks from Python with rcrn.engine.trainer.Trainer")
+    benchmark = data.get("benchmark", "synthetic")
+    if benchmark in RUN_BENCHMARKS:
+        return _train_benchmark(config, benchmark, out, args.resume)
+    if benchmark != "synthetic":
+        raise CommandError(f"rcrn train runs the synthetic, {' and '.join(RUN_BENCHMARKS)} "
+                           f"benchmarks, not {benchmark!r}; train others from Python with "
+                           "rcrn.engine.trainer.Trainer")
     train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
     val = synthetic_benchmark(config, "val")
     eval_bs = int(config.get("eval", {}).get("batch_size", 128))
@@ -90,11 +204,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         model, vocab, config, _ = load_checkpoint(args.checkpoint)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
+    if args.benchmark in RUN_BENCHMARKS:
+        return _evaluate_benchmark(args, model, vocab, config)
     if args.benchmark != "synthetic":
         raise CommandError(f"evaluating on {args.benchmark!r} needs its proposals and features; "
                            "use `rcrn score` with predictions from your model instead")
+    if args.proposals:
+        raise CommandError("--proposals applies to the vsr and whatsup benchmarks")
     if args.root:
         config.setdefault("data", {})["root"] = args.root
+    args.split = args.split or "test"
     bench = synthetic_benchmark(config, args.split)
     metrics, _, preds = evaluate_benchmark(model, vocab, bench, progress=True)
     out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{args.split}"
@@ -167,8 +286,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train RCRN from a config", formatter_class=fmt,
                        description="Train RCRN; writes config.yaml, metrics.jsonl, last.pt "
                                    "and TensorBoard logs into --out.",
-                       epilog="Example: rcrn train --config rcrn/configs/synthetic.yaml "
-                              "--out runs/syn train.steps=500")
+                       epilog="Examples:\n  rcrn train --config rcrn/configs/synthetic.yaml "
+                              "--out runs/syn train.steps=500\n"
+                              "  rcrn train --config rcrn/configs/vsr.yaml --out runs/vsr "
+                              "data.root=data/vsr \\\n"
+                              "      data.proposals=data/vsr/instances_train2017.json")
     p.add_argument("--config", default=str(default_config_path()), help="YAML config")
     p.add_argument("--out", default="runs/train", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
@@ -178,12 +300,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="evaluate a checkpoint", formatter_class=fmt,
                        description="Match / Grounding / MRR (in-, out-of-distribution, full, "
                                    "and oracle variants) as Markdown and JSON.",
-                       epilog="Example: rcrn evaluate --checkpoint runs/demo/last.pt "
-                              "--benchmark synthetic --split test")
+                       epilog="Examples:\n  rcrn evaluate --checkpoint runs/demo/last.pt "
+                              "--benchmark synthetic --split test\n"
+                              "  rcrn evaluate --checkpoint runs/vsr/last.pt --benchmark vsr "
+                              "--root data/vsr --split random/test \\\n"
+                              "      --proposals data/vsr/instances_train2017.json")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--benchmark", default="synthetic")
-    p.add_argument("--split", default="test")
+    p.add_argument("--benchmark", default="synthetic", help="synthetic, vsr or whatsup")
+    p.add_argument("--split", help="split to evaluate (default: test for synthetic, the "
+                                   "checkpoint's data.eval_split for vsr / whatsup)")
     p.add_argument("--root", help="dataset root (default: the one in the checkpoint's config)")
+    p.add_argument("--proposals", help="vsr / whatsup: a COCO instances_*.json, or "
+                                       "FORMAT:PATH of a detectors source (default: the "
+                                       "checkpoint's data.proposals)")
     p.add_argument("--out", help="output folder (default: next to the checkpoint)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(func=_evaluate)

@@ -117,7 +117,8 @@ def test_relations_without_copula_and_multiword_phrases() -> None:
         vsr.parse_caption("The cat is on the bed.", "under")
 
 
-WORD = st.sampled_from(["cat", "hot", "dog", "teddy", "bear", "dining", "table", "on", "the"])
+# nouns only: a noun phrase holding a relation word ("cat on the") is ambiguous by design
+WORD = st.sampled_from(["cat", "hot", "dog", "teddy", "bear", "dining", "table", "sheep"])
 
 
 @settings(max_examples=60, deadline=None)
