@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import ProposalSource, get_proposals, predictions_by_id
-from benchmarks.base import DataError, resolve_root
+from benchmarks.base import DataError, read_number_rows, resolve_root
 from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
 
 __all__ = [
@@ -361,28 +361,8 @@ def read_scores(path: str | Path, n_items: int | None = None,
         except (TypeError, ValueError) as exc:
             raise DataError(f"{path}: scores are not numbers ({matrix.dtype})") from exc
     else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not a text file of scores (use .npy for arrays)") from exc
-        while lines and not lines[-1].strip():
-            lines.pop()
-        rows: list[list[float]] = []
-        for lineno, line in enumerate(lines, 1):
-            fields = [f for f in re.split(r"[,\s]+", line.strip()) if f]
-            try:
-                row = [float(f) for f in fields]
-            except ValueError as exc:
-                raise DataError(f"{path} line {lineno}: not a list of numbers: "
-                                f"{line.strip()!r}") from exc
-            want = n_options if n_options is not None else (len(rows[0]) if rows else None)
-            if not row or (want is not None and len(row) != want):
-                raise DataError(f"{path} line {lineno}: {len(row)} scores, expected "
-                                f"{want if want is not None else 'at least 1'}")
-            rows.append(row)
-        matrix = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+        matrix = read_number_rows(path, n_options, "scores",
+                                  "not a text file of scores (use .npy for arrays)")
     if n_items is not None and len(matrix) != n_items:
         raise DataError(f"{path}: {len(matrix)} score rows for {n_items} items")
     if n_options is not None and matrix.shape[1] != n_options:
