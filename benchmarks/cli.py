@@ -46,6 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--categories", default=None, metavar="FILE",
                    help="vsr: relation category file (default: rel_meta_category_dict.txt "
                         "under --root when present)")
+    p.add_argument("--ties", choices=["wrong", "official"], default="wrong",
+                   help="whatsup: ties at the gold option count as wrong (default) or as the "
+                        "official argmax counts them (right)")
     p.add_argument("--ties-correct", action="store_true",
                    help="whatsup: count ties at the gold option as right (official argmax); "
                         "by default they count as wrong and are reported")
@@ -65,7 +68,7 @@ def _options(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if args.categories is not None:
         options["categories"] = args.categories
-    if args.ties_correct:
+    if args.ties_correct or getattr(args, "ties", "wrong") == "official":
         options["ties_correct"] = True
     if getattr(args, "task", None) is not None:
         options["task"] = args.task

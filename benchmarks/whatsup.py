@@ -411,7 +411,8 @@ def score(items: Sequence[WhatsUpItem], scores: Any, *,
     Returns:
         ``accuracy``, ``correct``, ``count``, ``ties``, ``ties_correct``,
         ``per_preposition`` (name -> ``{"accuracy", "count"}``) and, for Controlled A/B,
-        ``pair_accuracy`` / ``pairs_correct`` and ``set_accuracy`` / ``sets_correct``.
+        ``pair_accuracy`` / ``pairs_correct`` and ``set_accuracy`` / ``sets_correct``;
+        ``flags`` lists the known swapped pillow/chair records when the split holds them.
         Rates are fractions.
 
     Raises:
@@ -443,6 +444,10 @@ def score(items: Sequence[WhatsUpItem], scores: Any, *,
         "per_preposition": {p: {"accuracy": _rate(c, k), "count": k}
                             for p, (c, k) in sorted(per_prep.items())},
     }
+    flagged = sorted(it.name for it in items if it.name in PILLOW_SWAP)
+    if flagged:
+        out["flags"] = [f"{name}: upstream image shows the other relation (pillow left/right "
+                        f"of chair swapped); scored as released" for name in flagged]
     split = items[0].split if n else ""
     if split in PAIRS:
         groups: dict[tuple[str, str], dict[str, bool]] = {}

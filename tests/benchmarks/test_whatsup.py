@@ -263,6 +263,10 @@ def test_pillow_swap_option(tmp_path: Path) -> None:
     # Captions, groups and scoring keys stay with the records.
     assert fixed.items[2].slot == "left" and fixed.items[2].options == official.items[2].options
     assert [it.image for it in fixed.items[4:]] == [it.image for it in official.items[4:]]
+    # the scores flag the two known swapped records, and only those
+    flags = official.score(np.tile([1.0, 0, 0, 0], (8, 1)))["flags"]
+    assert len(flags) == 2 and all("pillow" in f and "swapped" in f for f in flags)
+    assert "flags" not in whatsup.score(official.items[4:], np.tile([1.0, 0, 0, 0], (4, 1)))
 
 
 # ------------------------------------------------------------------ files and CLI
@@ -314,6 +318,8 @@ def test_cli_score_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(args + ["--ties-correct"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["accuracy"] == 1.0 and out["set_accuracy"] == 1.0 and out["ties"] == 1
+    assert main(args + ["--ties", "official"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 1.0
     scores.write_text("\n".join(rows[:7]) + "\n", encoding="utf-8")
     assert main(args) == 2
     assert "scores.txt: 7 score rows for 8 items" in capsys.readouterr().err
