@@ -128,3 +128,15 @@ def test_bench_propagation_reports_every_figure():
                 "flops_per_step", "achieved_flops_per_s", "speedup_vs_reference"):
         assert row[key] > 0, key
     assert (row["batch"], row["proposals"], row["nodes"]) == (2, 5, 3)
+
+
+def test_bad_model_settings_are_config_errors(tmp_path):
+    from rcrn.cli import main
+
+    train = learnable_problems(8, seed=2)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Trainer(apply_overrides(CONFIG, ["model.jointt=3"]), train, tmp_path)
+    with pytest.raises(ConfigError, match="model.program"):
+        Trainer(apply_overrides(CONFIG, ["model.program=(outputs (match (local)))"]), train,
+                tmp_path)
+    assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2

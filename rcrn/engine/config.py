@@ -8,11 +8,16 @@ from typing import Any
 
 import yaml
 
+from rcrn.cli import CommandError
+
 __all__ = ["load_config", "apply_overrides", "save_config", "ConfigError"]
 
 
-class ConfigError(ValueError):
-    """A config file or override that cannot be used; the message names it."""
+class ConfigError(CommandError, ValueError):
+    """A config file or override that cannot be used; the message names it.
+
+    The CLI reports it without a traceback.
+    """
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

@@ -80,7 +80,19 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
         pretrained_words: read the pretrained word vectors named by ``words``; a
             checkpoint being restored carries them in its weights, so it passes False.
     """
+    from rcrn.engine.config import ConfigError
+
+    known = set(RCRNConfig.__dataclass_fields__)
+    unknown = sorted(set(config.get("model") or {}) - known)
+    if unknown:
+        raise ConfigError(f"model section: unknown setting(s) {unknown}; known: {sorted(known)}")
     model_cfg = RCRNConfig(**config.get("model", {}))
+    from rcrn.programs import ProgramError, parse
+
+    try:
+        parse(model_cfg.program)
+    except ProgramError as exc:
+        raise ConfigError(f"model.program: {exc}") from exc
     vectors = word_vectors(config, vocab) if pretrained_words else None
     freeze = bool((config.get("words") or {}).get("freeze", False))
     if vectors is not None and vectors.shape[1] != model_cfg.word_dim:
