@@ -34,6 +34,7 @@ __all__ = [
     "ADVERBS",
     "LOCATIVE_FILLERS",
     "LIGHT_VERBS",
+    "PARTICIPLE_NOUNS",
     "Trie",
     "RELATION_TRIE",
     "VERB_TRIE",
@@ -317,6 +318,20 @@ PARTITIVE_NOUNS: frozenset[str] = frozenset({
     "kinds", "type", "types", "sort", "handful", "collection", "pack", "crowd", "team",
     "line", "lines", "series", "bundle", "loaf", "cluster", "batch", "heap", "swarm",
     "school", "fleet", "array", "assortment",
+})
+
+#: nouns ending like a participle (``-ing`` / ``-ed``); never guessed to be verbs
+PARTICIPLE_NOUNS: frozenset[str] = frozenset({
+    "building", "ceiling", "painting", "clothing", "railing", "awning", "frosting", "icing",
+    "topping", "toppings", "stuffing", "wedding", "evening", "morning", "string", "ring", "king",
+    "wing", "thing", "sibling", "pudding", "dumpling", "lighting", "siding", "landing",
+    "parking", "opening", "housing", "carving", "drawing", "sling", "swing", "spring",
+    "bedding", "filling", "wiring", "crossing", "sewing", "setting", "netting", "fencing",
+    "molding", "moulding", "trimming", "paneling", "panelling", "flooring", "roofing",
+    "shipping", "stocking", "stockings", "earring", "earrings", "ping", "sing", "bling",
+    "seasoning", "dressing", "writing", "lettering", "marking", "markings", "heading",
+    "bed", "shed", "sled", "seed", "weed", "reed", "steed", "sped", "red", "bread", "thread",
+    "head", "forehead", "hundred",
 })
 
 ATTRIBUTE_WORDS: frozenset[str] = frozenset({

@@ -17,7 +17,9 @@ core.  Two passes over the tokens:
      the table``); a participle after the object of a preposition attaches to
      the subject of that preposition (``the man next to the car wearing a hat``);
    * copula – ``The cat is under the laptop`` relates the clause subject;
-     the copula and words such as ``located`` are not part of the relation;
+     the copula and words such as ``located`` are not part of the relation; a
+     bare word the lexicon lacks between a copula and an article (``The couch is
+     congruent the cat``) is taken as the relation, with a warning;
    * relative clauses – ``that / which / who (is|are)`` make the preceding noun
      phrase the subject; object relatives (``the dog that the man is holding``)
      are turned around;
@@ -72,6 +74,7 @@ from parsers.lexicon import (
     LIGHT_VERBS,
     LOCATIVE_FILLERS,
     NEGATIONS,
+    PARTICIPLE_NOUNS,
     PARTITIVE_NOUNS,
     POSTURE_VERB_FORMS,
     PREPOSITION_PHRASES,
@@ -353,6 +356,21 @@ class RuleParser(BaseParser):
                     np_det_end = i + 1
                 i += 1
                 continue
+            # an unknown participle before a preposition ("a man sliding on snow", "a plane
+            # is going down the runway") is a verb joined to that preposition
+            if ((in_np and np_content) or (not in_np and pk in (COP, PRON))) \
+                    and self._is_participle(lw, i):
+                end = self._rel_trie.longest(lw, i + 1)
+                if end > i + 1 and end < n and lw[end][:1].isalnum():
+                    close_np(i)
+                    chunk = _Chunk(REL, i, end)
+                    chunk.verb = True
+                    chunk.neg_start = neg_at if neg_at >= 0 else i
+                    chunks.append(chunk)
+                    neg_at = -1
+                    warnings.append(f"guessed that {tokens[i]!r} (token {i}) is a verb")
+                    i = end
+                    continue
             # a content word
             if np_start < 0:
                 np_start, np_det_end = i, i
@@ -361,11 +379,34 @@ class RuleParser(BaseParser):
         close_np(n)
         return chunks
 
+    @staticmethod
+    def _is_participle(lw: list[str], i: int) -> bool:
+        """Whether ``lw[i]`` looks like a participle the lexicon does not know."""
+        w = lw[i]
+        if w in PARTICIPLE_NOUNS or w in ATTRIBUTE_WORDS or not w.isalpha():
+            return False
+        if w.endswith("ing"):
+            stem = w[:-3]
+        elif w.endswith("ed"):
+            stem = w[:-2]
+        else:
+            return False
+        return len(stem) >= 3 and any(ch in "aeiouy" for ch in stem)
+
     def _maybe_peel_verb(self, chunks: list[_Chunk], tokens: list[str], lw: list[str],
                          start: int, det_end: int, end: int, warnings: list[str]) -> None:
         """Close the noun phrase ``start:end``; a last word that looks like an unknown verb
         (``the man juggles the balls``) becomes a relation, with a warning."""
         last = lw[end - 1]
+        # a bare word between a copula and an article ("is congruent the cat") can only
+        # be a relation the lexicon lacks (an adjective used as a preposition)
+        if (end - start == 1 and det_end == start and chunks and chunks[-1].kind == COP
+                and chunks[-1].end == start and end < len(lw) and lw[end] in ("the", "a", "an")
+                and last not in ATTRIBUTE_WORDS and last not in ADVERBS):
+            chunks.append(_Chunk(REL, start, end))
+            warnings.append(f"guessed that {tokens[start]!r} (token {start}) is a relation "
+                            f"between two noun phrases")
+            return
         content = lw[det_end:end - 1]
         if (len(content) >= 1 and last.endswith(_VERB_ENDINGS) and last not in ATTRIBUTE_WORDS
                 and any(w not in ATTRIBUTE_WORDS for w in content)
