@@ -1,0 +1,1 @@
+"""Packaged YAML configs (``synthetic.yaml`` is the main job's default)."""
