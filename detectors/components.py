@@ -329,25 +329,24 @@ class ComponentsDetector:
         return out
 
 
-@register("components", "connected components of the images of a folder (synthetic scenes)")
-class ImageFolderDetections(BaseSource):
-    """Run :class:`ComponentsDetector` over the images of a folder (ids = file stems).
+class ImageFolderSource(BaseSource):
+    """A live detector (``rgb array -> Proposals``) run over the images of a folder.
+
+    Image ids are the file stems.
 
     Args:
         path: the image folder.
-        **options: options of :class:`ComponentsDetector`.
+        detector: called as ``detector(rgb, image_id=...)``.
     """
 
-    name = "components"
-
-    def __init__(self, path: str | Path, **options: Any) -> None:
+    def __init__(self, path: str | Path, detector: Any) -> None:
         root = require_file(path, "image folder")
         if not root.is_dir():
             raise DetectorDataError(f"{root}: expected a folder of images")
         self.location = str(root)
         self.files = {p.stem: p for p in sorted(root.iterdir())
                       if p.suffix.lower() in _IMAGE_SUFFIXES}
-        self.detector = ComponentsDetector(**options)
+        self.detector = detector
 
     def image_ids(self) -> list[str]:
         return list(self.files)
@@ -365,3 +364,18 @@ class ImageFolderDetections(BaseSource):
         except (OSError, UnidentifiedImageError) as exc:
             raise DetectorDataError(f"{path}: not a readable image ({exc})") from None
         return self.detector(rgb, image_id=image_id)
+
+
+@register("components", "connected components of the images of a folder (synthetic scenes)")
+class ImageFolderDetections(ImageFolderSource):
+    """Run :class:`ComponentsDetector` over the images of a folder (ids = file stems).
+
+    Args:
+        path: the image folder.
+        **options: options of :class:`ComponentsDetector`.
+    """
+
+    name = "components"
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        super().__init__(path, ComponentsDetector(**options))

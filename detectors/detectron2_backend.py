@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from detectors.base import BaseSource, register
-from detectors.components import _IMAGE_SUFFIXES, as_rgb_array
+from detectors.base import register
+from detectors.components import ImageFolderSource, as_rgb_array
 from detectors.errors import DetectorDataError, MissingDependencyError
 from detectors.readers._common import require_file
 from rcrn import safe_pickle
@@ -149,7 +149,7 @@ class Detectron2Detector:
 
 
 @register("detectron2", "a local detectron2 model over a folder of images (needs detectron2)")
-class Detectron2Folder(BaseSource):
+class Detectron2Folder(ImageFolderSource):
     """Run :class:`Detectron2Detector` over the images of a folder (ids = file stems).
 
     Args:
@@ -167,25 +167,4 @@ class Detectron2Folder(BaseSource):
         if config_file is None or weights is None:
             raise DetectorDataError("the detectron2 source needs config_file=... and "
                                     "weights=... (local files)")
-        root = require_file(path, "image folder")
-        self.location = str(root)
-        self.files = {p.stem: p for p in sorted(root.iterdir())
-                      if p.suffix.lower() in _IMAGE_SUFFIXES}
-        self.detector = Detectron2Detector(config_file, weights, **options)
-
-    def image_ids(self) -> list[str]:
-        return list(self.files)
-
-    def _id_set(self) -> dict[str, Path]:
-        return self.files
-
-    def _get(self, image_id: str) -> Proposals:
-        from PIL import Image, UnidentifiedImageError
-
-        path = self.files[image_id]
-        try:
-            with Image.open(path) as im:
-                rgb = as_rgb_array(im)
-        except (OSError, UnidentifiedImageError) as exc:
-            raise DetectorDataError(f"{path}: not a readable image ({exc})") from None
-        return self.detector(rgb, image_id=image_id)
+        super().__init__(path, Detectron2Detector(config_file, weights, **options))
