@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -77,3 +78,13 @@ def read_number_rows(path: Path, width: int | None, noun: str = "values",
                             f"{want if want is not None else 'at least 1'}")
         rows.append(row)
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; unreadable or invalid files raise DataError naming the file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
+    except ValueError as exc:
+        raise DataError(f"{path}: invalid JSON ({exc})") from exc

@@ -35,7 +35,6 @@ model sees the image its captions describe.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import ProposalSource, get_proposals, predictions_by_id
-from benchmarks.base import DataError, read_number_rows, resolve_root
+from benchmarks.base import DataError, read_json, read_number_rows, resolve_root
 from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
 
 __all__ = [
@@ -315,12 +314,7 @@ def read_items(path: str | Path, split: str) -> list[WhatsUpItem]:
     """
     path = Path(path)
     split = canonical_split(split)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
-    except ValueError as exc:
-        raise DataError(f"{path}: invalid JSON ({exc})") from exc
+    data = read_json(path)
     if not isinstance(data, list) or not data:
         raise DataError(f"{path}: expected a non-empty JSON array of records")
     parse = _controlled if split.startswith("controlled") else _qa

@@ -21,13 +21,12 @@ spatial ``above, below, same level`` (``>``, ``<``, ``=``), size ``bigger, small
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, read_json
 from rcrn.structures import Entity, LanguageGraph, Relation
 
 __all__ = [
@@ -343,12 +342,7 @@ def read_color_items(path: str | Path, split: str = "test") -> list[ViPhyItem]:
             colour, a non-numeric probability or an empty colour set.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
-    except ValueError as exc:
-        raise DataError(f"{path}: invalid JSON ({exc})") from exc
+    data = read_json(path)
     if not isinstance(data, dict) or not data:
         raise DataError(f"{path}: expected a non-empty JSON object {{object: {{color: prob}}}}")
     items: list[ViPhyItem] = []

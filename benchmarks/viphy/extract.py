@@ -41,7 +41,6 @@ the transitive step.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -51,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, read_json
 from benchmarks.viphy.metrics import typical_from_distribution
 
 __all__ = [
@@ -221,12 +220,7 @@ def read_scenes(path: str | Path) -> list[Scene]:
         DataError: naming the file, scene record and object of a malformed entry.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
-    except ValueError as exc:
-        raise DataError(f"{path}: invalid JSON ({exc})") from exc
+    data = read_json(path)
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of scenes")
     scenes: list[Scene] = []
