@@ -32,7 +32,9 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       maximum IoU with the referent, on matched pairs only (Eq. 9); with
       ``grounding_norm="max"`` the root belief is first divided by its largest value
       (products of messages can shrink every belief towards 0, which flattens the
-      softmax and its gradient; the argmax is unchanged).
+      softmax and its gradient; the argmax is unchanged).  Models that give
+      ``out.ground_logits`` (no beliefs, e.g. the cross-encoder) have those used as
+      the logits instead.
     * ``match``: binary cross-entropy of P(match) (Eq. 10).
     * ``reg``: smooth-L1 between predicted and target offsets of the chosen
       proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
@@ -45,7 +47,10 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     zero = batch.box_feats.new_zeros(())
     terms = {"grd": zero, "match": zero, "reg": zero}
     positive = (batch.match == 1) & (batch.target_index >= 0)
-    if out.ground_belief is not None and positive.any():
+    if out.ground_logits is not None and positive.any():
+        logits = out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))
+        terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
+    elif out.ground_belief is not None and positive.any():
         belief = out.ground_belief
         if grounding_norm == "max":
             belief = belief / belief.amax(dim=-1, keepdim=True).clamp(min=1e-12)

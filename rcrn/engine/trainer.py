@@ -342,8 +342,8 @@ class Trainer:
         log_every = int(cfg.get("log_every", 50))
         eval_every = int(cfg.get("eval_every", 0))
         clip = float(cfg.get("grad_clip", 10.0))
-        scale = float(self.model.config.grounding_scale)
-        norm = self.model.config.grounding_norm
+        scale = float(getattr(self.model.config, "grounding_scale", 1.0))
+        norm = getattr(self.model.config, "grounding_norm", "none")
         self.model.train()
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}

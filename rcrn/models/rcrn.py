@@ -102,6 +102,8 @@ class ModelOutput:
         edge_scores: ``[E]`` Compare scores (lower = more suspect).
         mismatch_index: ``[B]`` blamed relation index in each graph (-1 if none).
         values: every evaluated sub-expression, keyed by its text.
+        ground_logits: ``[B, N]`` grounding scores used as they are by the loss
+            (models without beliefs, e.g. the cross-encoder; padded slots -inf).
     """
 
     match_prob: torch.Tensor | None
@@ -112,6 +114,7 @@ class ModelOutput:
     edge_scores: torch.Tensor | None
     mismatch_index: torch.Tensor | None
     values: dict[str, Any] = field(default_factory=dict)
+    ground_logits: torch.Tensor | None = None
 
 
 class _Encoded:
