@@ -126,6 +126,14 @@ class GroundingBatch:
         images: optional ``[U, 3, H, W]`` float images in [0, 1] for pixel encoders,
             one per distinct image of the batch.
         image_index: ``[B]`` row of ``images`` of every item (when images are given).
+        text_tokens: ``[B, Lt]`` word ids of every whole expression (``graph.tokens``),
+            for sentence encoders (cross-encoder, vision-language layers).
+        text_lengths: ``[B]`` expression lengths (>= 1).
+        ent_token_pos: ``[V, Le]`` position of every ``ent_tokens`` word in the flat
+            ``text_tokens.reshape(-1)`` (-1 for padding or a phrase without a span).
+        spo_token_pos: ``[E, Ls]`` the same for ``spo_tokens``.
+        edge_span: ``[E, 2]`` token range ``[start, end)`` of every edge's relation
+            phrase in its expression.
     """
 
     ids: list[str]
@@ -154,6 +162,11 @@ class GroundingBatch:
     images: torch.Tensor | None = None
     image_index: torch.Tensor | None = None
     meta: list[dict[str, Any]] = field(default_factory=list)
+    text_tokens: torch.Tensor | None = None
+    text_lengths: torch.Tensor | None = None
+    ent_token_pos: torch.Tensor | None = None
+    spo_token_pos: torch.Tensor | None = None
+    edge_span: torch.Tensor | None = None
 
     @property
     def num_graphs(self) -> int:
@@ -208,13 +221,24 @@ class GroundingBatch:
         return Batch.from_data_list(graphs)
 
 
-def _pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+def _pad(seqs: list[list[int]], fill: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     length = max([len(s) for s in seqs] + [1])
-    out = torch.zeros(len(seqs), length, dtype=torch.long)
+    out = torch.full((len(seqs), length), fill, dtype=torch.long)
     for i, s in enumerate(seqs):
         out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
     lengths = torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
     return out, lengths
+
+
+def _flat_positions(positions: list[list[int]], graph_of: list[int], width: int,
+                    length: int) -> torch.Tensor:
+    """``[len(positions), length]`` positions in the flat ``[B * width]`` token grid
+    (-1 where padded)."""
+    out = torch.full((len(positions), length), -1, dtype=torch.long)
+    for i, (pos, g) in enumerate(zip(positions, graph_of)):
+        if pos:
+            out[i, :len(pos)] = torch.tensor(pos, dtype=torch.long) + g * width
+    return out
 
 
 def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
@@ -242,6 +266,12 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
 
     ent_seqs: list[list[int]] = []
     spo_seqs: list[list[int]] = []
+    text_seqs: list[list[int]] = []
+    ent_pos: list[list[int]] = []       # sentence positions, local to the expression
+    spo_pos: list[list[int]] = []
+    pos_batch_ent: list[int] = []
+    pos_batch_spo: list[int] = []
+    edge_span: list[tuple[int, int]] = []
     node_batch, node_depth, roots = [], [], []
     parents, children, edge_batch, edge_rel, parent_is_subj = [], [], [], [], []
     box_feats = torch.zeros(B, n_max, feature_dim)
@@ -258,8 +288,11 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
     for g, p in enumerate(problems):
         graph = p.graph
         depth = graph.depths()
+        text_seqs.append(vocab.encode(graph.tokens))
         for i in range(graph.num_entities):
             ent_seqs.append(vocab.encode(graph.entity_tokens(i)))
+            ent_pos.append(list(range(*graph.entities[i].span)))
+            pos_batch_ent.append(g)
             node_batch.append(g)
             node_depth.append(depth[i])
         roots.append(offset + graph.root)
@@ -270,6 +303,11 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
             edge_rel.append(k)
             parent_is_subj.append(graph.relations[k].subject == parent)
             spo_seqs.append(vocab.encode(graph.spo_tokens(k)))
+            r = graph.relations[k]
+            spo_pos.append([j for e in (graph.entities[r.subject].span, r.span,
+                                        graph.entities[r.object].span) for j in range(*e)])
+            pos_batch_spo.append(g)
+            edge_span.append(r.span)
         offset += graph.num_entities
 
         props = p.proposals
@@ -297,6 +335,10 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
     ent_tokens, ent_lengths = _pad(ent_seqs)
     spo_tokens, spo_lengths = _pad(spo_seqs) if spo_seqs else (
         torch.zeros(0, 1, dtype=torch.long), torch.zeros(0, dtype=torch.long))
+    text_tokens, text_lengths = _pad(text_seqs)
+    width = text_tokens.shape[1]
+    ent_token_pos = _flat_positions(ent_pos, pos_batch_ent, width, ent_tokens.shape[1])
+    spo_token_pos = _flat_positions(spo_pos, pos_batch_spo, width, spo_tokens.shape[1])
     edge_index = torch.tensor([parents, children], dtype=torch.long).reshape(2, -1)
     child_depth = torch.tensor(node_depth, dtype=torch.long)[edge_index[1]]
     max_depth = int(child_depth.max()) if len(child_depth) else 0
@@ -333,4 +375,7 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         target_index=target, referent_box=ref_box, mismatch=mismatch, images=images,
         image_index=image_index,
         meta=[{k: v for k, v in p.meta.items() if k != "image"} for p in problems],
+        text_tokens=text_tokens, text_lengths=text_lengths, ent_token_pos=ent_token_pos,
+        spo_token_pos=spo_token_pos,
+        edge_span=torch.tensor(edge_span, dtype=torch.long).reshape(-1, 2),
     )

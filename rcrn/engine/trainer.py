@@ -73,43 +73,80 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
     return None
 
 
-def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = True) -> RCRN:
-    """RCRN from the ``model`` (RCRNConfig fields), ``words`` and ``region_encoder`` sections.
+def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
+    enc = config.get("region_encoder")
+    if not enc:
+        return None
+    from detectors.region_cnn import RegionCNN
+
+    return PixelRegions(RegionCNN(out_dim=vis_dim,
+                                  channels=tuple(enc.get("channels", (16, 32, 32))),
+                                  pool_size=int(enc.get("pool_size", 4)),
+                                  strides=tuple(enc.get("strides", (1, 2, 2)))))
+
+
+#: Model types a config's ``model.arch`` selects.
+ARCHS = ("rcrn", "cross_encoder")
+
+
+def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = True
+                ) -> nn.Module:
+    """The model of the ``model`` section, with the ``words`` and ``region_encoder`` sections.
+
+    ``model.arch`` selects the type: ``rcrn`` (default; the other fields are
+    ``RCRNConfig``'s) or ``cross_encoder`` (``CrossEncoderConfig``'s, the
+    non-modular baseline).
 
     Args:
-        pretrained_words: read the pretrained word vectors named by ``words``; a
-            checkpoint being restored carries them in its weights, so it passes False.
+        pretrained_words: read the pretrained weights the config names (word vectors,
+            ``model.vl_init``); a checkpoint being restored carries them in its
+            weights, so it passes False.
     """
     from rcrn.engine.config import ConfigError
+    from rcrn.models.cross_encoder import CrossEncoder, CrossEncoderConfig
 
-    known = set(RCRNConfig.__dataclass_fields__)
-    unknown = sorted(set(config.get("model") or {}) - known)
+    section = dict(config.get("model") or {})
+    arch = section.pop("arch", "rcrn")
+    if arch not in ARCHS:
+        raise ConfigError(f"model.arch: unknown model type {arch!r}; choose from {list(ARCHS)}")
+    config_cls = RCRNConfig if arch == "rcrn" else CrossEncoderConfig
+    known = set(config_cls.__dataclass_fields__) - {"arch"}
+    unknown = sorted(set(section) - known)
     if unknown:
-        raise ConfigError(f"model section: unknown setting(s) {unknown}; known: {sorted(known)}")
-    model_cfg = RCRNConfig(**config.get("model", {}))
-    from rcrn.programs import ProgramError, parse
+        raise ConfigError(f"model section: unknown setting(s) {unknown} for arch {arch!r}; "
+                          f"known: {sorted(known)}")
+    model_cfg = config_cls(**section)
+    if arch == "rcrn":
+        from rcrn.programs import ProgramError, parse
 
-    try:
-        parse(model_cfg.program)
-    except ProgramError as exc:
-        raise ConfigError(f"model.program: {exc}") from exc
+        try:
+            parse(model_cfg.program)
+        except ProgramError as exc:
+            raise ConfigError(f"model.program: {exc}") from exc
     vectors = word_vectors(config, vocab) if pretrained_words else None
     freeze = bool((config.get("words") or {}).get("freeze", False))
     if vectors is not None and vectors.shape[1] != model_cfg.word_dim:
         model_cfg.word_dim = int(vectors.shape[1])
-    region = None
-    enc = config.get("region_encoder")
-    if enc:
-        from detectors.region_cnn import RegionCNN
+    region = _region_encoder(config, model_cfg.vis_dim)
+    if arch == "rcrn":
+        model: nn.Module = RCRN(model_cfg, len(vocab), word_vectors=vectors,
+                                freeze_words=freeze, region_encoder=region)
+        if model_cfg.vl_init and model.vl is None:
+            raise ConfigError("model.vl_init names a checkpoint but model.vl_layers is 0")
+        if pretrained_words and model_cfg.vl_init:
+            from rcrn.models.vl import load_vl_weights
 
-        region = PixelRegions(RegionCNN(out_dim=model_cfg.vis_dim,
-                                        channels=tuple(enc.get("channels", (16, 32, 32))),
-                                        pool_size=int(enc.get("pool_size", 4)),
-                                        strides=tuple(enc.get("strides", (1, 2, 2)))))
-    model = RCRN(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
-                 region_encoder=region)
+            try:
+                load_vl_weights(model.vl, model_cfg.vl_init, vocab)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"model.vl_init: {exc}") from exc
+    else:
+        model = CrossEncoder(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
+                             region_encoder=region)
     if not pretrained_words and (config.get("words") or {}).get("freeze"):
         model.words.embedding.weight.requires_grad_(False)
+        if getattr(model, "vl", None) is not None:
+            model.vl.words.embedding.weight.requires_grad_(False)
     return model
 
 
@@ -252,8 +289,10 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
     config = dict(state["config"])
     if "words" in config and config["words"]:
         # restored vectors come from the weights; keep the word size they were trained with
+        key = next(k for k in ("words.embedding.weight", "encoder.words.embedding.weight")
+                   if k in state["model"])
         config["model"] = dict(config.get("model", {}),
-                               word_dim=int(state["model"]["words.embedding.weight"].shape[1]))
+                               word_dim=int(state["model"][key].shape[1]))
     model = build_model(config, vocab, pretrained_words=False)
     model.load_state_dict(state["model"])
     return model, vocab, state["config"], state

@@ -19,6 +19,7 @@ from rcrn import programs as P
 from rcrn.batching import GroundingBatch
 from rcrn.boxes import decode_deltas
 from rcrn.encoders import PhraseEncoder, WordEmbedding, location_feature
+from rcrn.models.vl import VLConfig, VLEncoder
 from rcrn.nn import (
     MLP,
     Aggregate,
@@ -43,6 +44,15 @@ class RCRNConfig:
 
     The defaults are the synthetic benchmark's; ``RCRNConfig.paper()`` gives the
     paper's (BiLSTM 512x2 over 300-d words, joint 1024, 2048-d regions, K=5).
+
+    ``vl_layers > 0`` adds vision-language layers (paper 4.1.2, Table 9): a
+    transformer of that many layers (``vl_dim`` wide, ``vl_heads`` heads,
+    ``vl_ff`` feed-forward) reads the whole expression and the regions, and its
+    word and region outputs replace the word vectors and region features the
+    phrases and similarities are computed from.  ``vl_init`` names a local
+    checkpoint (e.g. a trained cross-encoder's ``last.pt``) whose first layers
+    initialise them (see ``rcrn.models.vl.load_vl_weights``); otherwise they
+    start random.
     """
 
     word_dim: int = 64
@@ -61,6 +71,12 @@ class RCRNConfig:
     classify_log: bool = False
     fused_pairs: bool = True
     eps: float = 1e-6
+    vl_layers: int = 0
+    vl_dim: int = 128
+    vl_heads: int = 4
+    vl_ff: int = 256
+    vl_dropout: float = 0.1
+    vl_init: str | None = None
     program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
 
     @classmethod
@@ -123,15 +139,22 @@ class _Encoded:
     def __init__(self, model: RCRN, batch: GroundingBatch) -> None:
         cfg = model.config
         self.batch = batch
-        words = model.words(batch.ent_tokens)
+        regions = model.region_features(batch)                         # [B, N, Dv]
+        text = None
+        if model.vl is not None:
+            _, text_ctx, region_ctx = model.vl(batch, regions)
+            regions = model.vl_regions(region_ctx) * batch.box_mask[..., None]
+            text = model.vl_words(text_ctx).reshape(-1, model.words.dim)
+        words = model.embed(batch.ent_tokens, batch.ent_token_pos, text)
         self.phrase, heads = model.phrases(words, batch.ent_lengths)
         self.ent_app, self.ent_pos = heads["app"], heads["pos"]
         if batch.num_edges:
-            _, spo = model.phrases(model.words(batch.spo_tokens), batch.spo_lengths)
+            spo_words = model.embed(batch.spo_tokens, batch.spo_token_pos, text)
+            _, spo = model.phrases(spo_words, batch.spo_lengths)
             self.rel = spo["spo"]
         else:
             self.rel = self.phrase.new_zeros(0, cfg.joint)
-        self.regions = model.region_features(batch)                    # [B, N, Dv]
+        self.regions = regions
         self.location = location_feature(batch.boxes)                  # [B, N, 5]
         B, N = batch.box_mask.shape
         self.boxes_flat = batch.boxes.reshape(B * N, 4)
@@ -185,6 +208,13 @@ class RCRN(nn.Module):
         self.and_ = And()
         self.locate = Locate()
         self.region_encoder = region_encoder
+        self.vl = self.vl_words = self.vl_regions = None
+        if cfg.vl_layers > 0:
+            self.vl = VLEncoder(vocab_size, self.words.dim, cfg.vis_dim,
+                                VLConfig(cfg.vl_dim, cfg.vl_layers, cfg.vl_heads, cfg.vl_ff,
+                                         cfg.vl_dropout), word_vectors, freeze_words)
+            self.vl_words = nn.Linear(cfg.vl_dim, self.words.dim)
+            self.vl_regions = nn.Linear(cfg.vl_dim, cfg.vis_dim)
         self.regress = (MLP(cfg.vis_dim + 5 + cfg.joint, cfg.hidden, 4)
                         if cfg.regression else None)
         self._recorders: list[Callable[[str, Any], None]] = []
@@ -200,6 +230,18 @@ class RCRN(nn.Module):
             fn(key, value)
 
     # ------------------------------------------------------------ encoding
+    def embed(self, tokens: torch.Tensor, positions: torch.Tensor | None,
+              text: torch.Tensor | None) -> torch.Tensor:
+        """Word vectors of phrases ``[P, L] -> [P, L, word_dim]``: the contextual
+        vectors ``text[positions]`` of the vision-language layers where the phrase
+        has a position in its expression, the word embedding elsewhere."""
+        words = self.words(tokens)
+        if text is None or positions is None:
+            return words
+        has = positions >= 0
+        ctx = text[positions.clamp(min=0)]
+        return torch.where(has[..., None], ctx, words)
+
     def region_features(self, batch: GroundingBatch) -> torch.Tensor:
         if self.region_encoder is not None and batch.images is not None:
             feats = self.region_encoder(batch.images, batch.image_index, batch.boxes_px)

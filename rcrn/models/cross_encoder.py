@@ -1,0 +1,139 @@
+"""A non-modular cross-encoder baseline (UNITER-style) and its multiple-instance variant.
+
+One transformer reads ``[CLS]``, the expression's words and the regions together
+(``rcrn.models.vl.VLEncoder``); task heads follow the paper's appendix D.1:
+
+* match: an FC layer and a sigmoid on the ``[CLS]`` output;
+* grounding: an MLP on every region output, a softmax over the regions
+  (cross-entropy on the proposal of maximum IoU), and box regression offsets of
+  the chosen region;
+* with ``mil: true`` (the "UNITER+MIL" recipe of appendix D.1.2) match is read
+  from the word outputs instead: every word gets a local matching score, the
+  expression's score is the minimum over its words, a relation's score is the
+  mean over the words of its phrase, and the relation with the lowest score is
+  the mismatched one.  Without ``mil`` the model predicts no mismatched relation.
+
+The model returns ``rcrn.models.ModelOutput``, so the trainer, ``predict``, the
+metrics and the loss (``ground_logits``) treat it like RCRN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from rcrn.batching import GroundingBatch
+from rcrn.boxes import decode_deltas
+from rcrn.models.rcrn import ModelOutput
+from rcrn.models.vl import VLConfig, VLEncoder
+from rcrn.nn import MLP
+
+__all__ = ["CrossEncoderConfig", "CrossEncoder"]
+
+
+@dataclass
+class CrossEncoderConfig:
+    """Sizes and switches of the cross-encoder.
+
+    ``arch`` is always ``"cross_encoder"`` (it selects this model in configs).
+    """
+
+    arch: str = "cross_encoder"
+    word_dim: int = 64
+    vis_dim: int = 64
+    dim: int = 128
+    layers: int = 4
+    heads: int = 4
+    ff: int = 256
+    dropout: float = 0.1
+    mil: bool = False
+    regression: bool = True
+
+    def vl(self) -> VLConfig:
+        return VLConfig(self.dim, self.layers, self.heads, self.ff, self.dropout)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class CrossEncoder(nn.Module):
+    """``[CLS]`` + words + regions through one transformer, with match / grounding /
+    (MIL) mismatch heads.
+
+    Args:
+        config: sizes and switches.
+        vocab_size: number of words.
+        word_vectors: optional pretrained word vectors.
+        freeze_words: keep them fixed.
+        region_encoder: optional pixel encoder (as for RCRN); without it the batch's
+            ``box_feats`` are the region features.
+    """
+
+    def __init__(self, config: CrossEncoderConfig, vocab_size: int,
+                 word_vectors: torch.Tensor | None = None, freeze_words: bool = False,
+                 region_encoder: nn.Module | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder = VLEncoder(vocab_size, config.word_dim, config.vis_dim, config.vl(),
+                                 word_vectors, freeze_words)
+        d = config.dim
+        self.region_encoder = region_encoder
+        self.match_head = nn.Linear(d, 1)
+        self.ground_head = MLP(d, d, 1)
+        self.regress = MLP(d, d, 4) if config.regression else None
+
+    @property
+    def words(self) -> nn.Module:
+        """The word embedding (the trainer freezes it like RCRN's)."""
+        return self.encoder.words
+
+    def region_features(self, batch: GroundingBatch) -> torch.Tensor:
+        if self.region_encoder is not None and batch.images is not None:
+            feats = self.region_encoder(batch.images, batch.image_index, batch.boxes_px)
+            return feats * batch.box_mask[..., None]
+        return batch.box_feats
+
+    def forward(self, batch: GroundingBatch) -> ModelOutput:
+        cls, words, regions = self.encoder(batch, self.region_features(batch))
+        B, N = batch.box_mask.shape
+        logits = self.ground_head(regions).squeeze(-1).masked_fill(~batch.box_mask,
+                                                                    float("-inf"))
+        has_box = batch.box_mask.any(dim=1)
+        index = logits.argmax(dim=1).masked_fill(~has_box, -1)
+        ar = torch.arange(B, device=index.device)
+        chosen = index.clamp(min=0)
+        proposal = batch.boxes_px[ar, chosen]
+        if self.regress is not None:
+            deltas = self.regress(regions[ar, chosen])
+            box = decode_deltas(proposal, deltas)
+        else:
+            deltas, box = proposal.new_zeros(B, 4), proposal
+        out = ModelOutput(match_prob=None, ground_belief=torch.softmax(logits, dim=1),
+                          ground_index=index, box=box, deltas=deltas, edge_scores=None,
+                          mismatch_index=None, ground_logits=logits)
+        if not self.config.mil:
+            out.match_prob = torch.sigmoid(self.match_head(cls).squeeze(-1))
+            return out
+        local = self.match_head(words).squeeze(-1)                      # [B, Lt]
+        Lt = local.shape[1]
+        valid = torch.arange(Lt, device=local.device)[None] < batch.text_lengths[:, None]
+        out.match_prob = torch.sigmoid(local.masked_fill(~valid, float("inf")).amin(dim=1))
+        out.values["word_scores"] = local
+        if batch.num_edges:
+            start, end = batch.edge_span[:, 0], batch.edge_span[:, 1]
+            pos = torch.arange(Lt, device=local.device)[None]
+            inside = (pos >= start[:, None]) & (pos < end[:, None])     # [E, Lt]
+            rows = local[batch.edge_batch]                              # [E, Lt]
+            count = inside.sum(dim=1)
+            scores = (rows * inside).sum(dim=1) / count.clamp(min=1)
+            out.edge_scores = scores
+            max_rel = int(batch.edge_relation.max()) + 1
+            dense = scores.new_full((B, max_rel), float("inf"))
+            dense[batch.edge_batch, batch.edge_relation] = scores
+            out.mismatch_index = dense.argmin(dim=1).masked_fill(dense.isinf().all(dim=1), -1)
+        else:
+            out.mismatch_index = torch.full((B,), -1, dtype=torch.long, device=local.device)
+        return out

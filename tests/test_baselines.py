@@ -1,0 +1,173 @@
+"""The cross-encoder baselines (plain and MIL) and RCRN with vision-language layers."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from rcrn.batching import Vocab, collate
+from rcrn.engine.config import ConfigError
+from rcrn.engine.trainer import Trainer, build_model, load_checkpoint, predict, save_checkpoint
+from rcrn.models import RCRN
+from rcrn.models.cross_encoder import CrossEncoder
+from rcrn.testing import learnable_problems, random_problem
+
+SMALL_CE = {"arch": "cross_encoder", "word_dim": 16, "vis_dim": 16, "dim": 32, "layers": 2,
+            "heads": 4, "ff": 64, "dropout": 0.0}
+SMALL_RCRN = dict(word_dim=16, lstm_hidden=16, joint=32, hidden=32, sim_dim=16, vis_dim=16,
+                  spatial_dim=4, pair_dim=16, classify_hidden=16, grounding_scale=5.0)
+
+
+def mixed_problems(seed=0, count=6):
+    rng = np.random.default_rng(seed)
+    return [random_problem(rng, nodes=int(rng.integers(1, 6)), proposals=int(rng.integers(2, 9)),
+                           feature_dim=16, item_id=f"p{i}") for i in range(count)]
+
+
+def test_collate_gives_expression_tokens_and_phrase_positions():
+    problems = mixed_problems()
+    vocab = Vocab.build(problems)
+    b = collate(problems, vocab)
+    assert b.text_tokens.shape[0] == len(problems)
+    for g, p in enumerate(problems):
+        assert b.text_tokens[g, :b.text_lengths[g]].tolist() == vocab.encode(p.graph.tokens)
+    flat = b.text_tokens.reshape(-1)
+    width = b.text_tokens.shape[1]
+    for pos, tok in ((b.ent_token_pos, b.ent_tokens), (b.spo_token_pos, b.spo_tokens)):
+        has = pos >= 0
+        assert torch.equal(flat[pos[has]], tok[has])
+    # a position points into the row of its own expression
+    graph_of = b.node_batch[:, None].expand_as(b.ent_token_pos)
+    has = b.ent_token_pos >= 0
+    assert torch.equal(b.ent_token_pos[has] // width, graph_of[has])
+    for e in range(b.num_edges):
+        p = problems[int(b.edge_batch[e])]
+        assert tuple(b.edge_span[e].tolist()) == p.graph.relations[int(b.edge_relation[e])].span
+
+
+@pytest.mark.parametrize("model_cfg", [SMALL_CE, dict(SMALL_CE, mil=True),
+                                       dict(SMALL_RCRN, vl_layers=2, vl_dim=32, vl_ff=64,
+                                            vl_dropout=0.0)],
+                         ids=["cross_encoder", "cross_encoder_mil", "rcrn_vl"])
+def test_a_batch_gives_what_each_item_gives_alone(model_cfg):
+    """Padding (words, proposals, relations) never leaks into another item's output."""
+    torch.manual_seed(0)
+    problems = mixed_problems(1, 7)
+    vocab = Vocab.build(problems)
+    model = build_model({"model": model_cfg}, vocab).double().eval()
+    batch = collate(problems, vocab)
+    batch.box_feats = batch.box_feats.double()
+    batch.boxes = batch.boxes.double()
+    batch.boxes_px = batch.boxes_px.double()
+    with torch.no_grad():
+        out = model(batch)
+        for g, p in enumerate(problems):
+            one = collate([p], vocab)
+            one.box_feats, one.boxes, one.boxes_px = (one.box_feats.double(), one.boxes.double(),
+                                                      one.boxes_px.double())
+            alone = model(one)
+            n = len(p.proposals)
+            assert torch.allclose(out.match_prob[g], alone.match_prob[0], atol=1e-9)
+            assert torch.allclose(out.ground_belief[g, :n], alone.ground_belief[0, :n], atol=1e-9)
+            assert int(out.ground_index[g]) == int(alone.ground_index[0]) < n
+            if out.mismatch_index is not None:
+                assert int(out.mismatch_index[g]) == int(alone.mismatch_index[0])
+
+
+def test_mil_blames_the_relation_with_the_lowest_mean_word_score():
+    torch.manual_seed(1)
+    problems = [p for p in mixed_problems(2, 8) if p.graph.num_relations >= 2]
+    vocab = Vocab.build(problems)
+    model = build_model({"model": dict(SMALL_CE, mil=True)}, vocab).eval()
+    batch = collate(problems, vocab)
+    with torch.no_grad():
+        out = model(batch)
+    words = out.values["word_scores"]
+    for g, p in enumerate(problems):
+        n = len(p.graph.tokens)
+        assert np.isclose(float(out.match_prob[g]), float(torch.sigmoid(words[g, :n].min())),
+                          atol=1e-6)
+        means = [float(words[g, r.span[0]:r.span[1]].mean()) for r in p.graph.relations]
+        assert int(out.mismatch_index[g]) == int(np.argmin(means))
+
+
+def test_plain_cross_encoder_names_no_mismatched_relation():
+    problems = mixed_problems(3, 4)
+    vocab = Vocab.build(problems)
+    model = build_model({"model": SMALL_CE}, vocab)
+    assert isinstance(model, CrossEncoder)
+    preds = predict(model, problems, vocab)
+    assert all(p.mismatched_relation is None for p in preds)
+
+
+def test_cross_encoder_learns_and_round_trips_through_a_checkpoint(tmp_path):
+    torch.set_num_threads(1)
+    train, test = learnable_problems(512, seed=0), learnable_problems(128, seed=1)
+    vocab = Vocab.build(train + test)
+    config = {"seed": 0, "model": dict(SMALL_CE, mil=True),
+              "train": {"steps": 400, "batch_size": 32, "lr": 0.003, "log_every": 100}}
+    trainer = Trainer(config, train, tmp_path, vocab=vocab)
+    trainer.fit(progress=False)
+    logs = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert logs[-1]["grd"] < 0.3 * logs[0]["grd"] and logs[-1]["match"] < logs[0]["match"]
+    preds = predict(trainer.model, test, vocab)
+    grounding = np.mean([p.proposal == q.target_index for p, q in zip(preds, test)
+                         if q.match == 1])
+    assert grounding > 0.6, grounding                      # chance: 1 / 8
+    model, vocab2, _, _ = load_checkpoint(tmp_path / "last.pt")
+    again = predict(model, test[:16], vocab2)
+    assert [p.proposal for p in again] == [p.proposal for p in preds[:16]]
+    assert [p.mismatched_relation for p in again] == [p.mismatched_relation for p in preds[:16]]
+    assert np.allclose([p.match_prob for p in again], [p.match_prob for p in preds[:16]],
+                       atol=1e-6)
+
+
+def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
+    problems = mixed_problems(4, 6)
+    vocab = Vocab.build(problems)
+    torch.manual_seed(0)
+    ce = build_model({"model": dict(SMALL_CE, layers=3)}, vocab)
+    path = tmp_path / "ce.pt"
+    save_checkpoint(path, ce, vocab, {"model": dict(SMALL_CE, layers=3)})
+    # another vocabulary: rows are mapped by word
+    other = Vocab(["zebra"] + vocab.itos[2:][::-1])
+    vl_cfg = dict(SMALL_RCRN, vl_layers=2, vl_dim=32, vl_ff=64, vl_init=str(path))
+    model = build_model({"model": vl_cfg}, other)
+    assert isinstance(model, RCRN) and len(model.vl.layers) == 2
+    for i in range(2):
+        for (name, a), (_, b) in zip(model.vl.layers[i].state_dict().items(),
+                                     ce.encoder.layers[i].state_dict().items()):
+            assert torch.equal(a, b), name
+    assert torch.equal(model.vl.word_proj.weight, ce.encoder.word_proj.weight)
+    table, source = model.vl.words.embedding.weight, ce.encoder.words.embedding.weight
+    for word in vocab.itos[2:]:
+        assert torch.equal(table[other.stoi[word]], source[vocab.stoi[word]]), word
+    # restoring a checkpoint does not need the initial weights any more
+    save_checkpoint(tmp_path / "vl.pt", model, other, {"model": vl_cfg})
+    path.unlink()
+    restored, _, _, _ = load_checkpoint(tmp_path / "vl.pt")
+    assert torch.equal(restored.vl.layers[1].linear1.weight, model.vl.layers[1].linear1.weight)
+
+
+def test_model_configs_are_checked():
+    vocab = Vocab.build(mixed_problems(5, 2))
+    with pytest.raises(ConfigError, match="arch"):
+        build_model({"model": {"arch": "unknown"}}, vocab)
+    with pytest.raises(ConfigError, match="joint"):
+        build_model({"model": dict(SMALL_CE, joint=3)}, vocab)
+    with pytest.raises(ConfigError, match="vl_layers is 0"):
+        build_model({"model": {"vl_init": "x.pt"}}, vocab)
+    with pytest.raises(ConfigError, match="does not exist"):
+        build_model({"model": {"vl_layers": 1, "vl_init": "missing.pt"}}, vocab)
+    with pytest.raises(ValueError, match="divisible"):
+        build_model({"model": dict(SMALL_CE, dim=30)}, vocab)
+
+
+def test_mismatched_sizes_in_a_vl_checkpoint_are_named(tmp_path):
+    vocab = Vocab.build(mixed_problems(6, 2))
+    ce = build_model({"model": SMALL_CE}, vocab)
+    save_checkpoint(tmp_path / "ce.pt", ce, vocab, {"model": SMALL_CE})
+    cfg = dict(SMALL_RCRN, vl_layers=1, vl_dim=64, vl_init=str(tmp_path / "ce.pt"))
+    with pytest.raises(ConfigError, match="shape"):
+        build_model({"model": cfg}, vocab)
