@@ -150,6 +150,15 @@ def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
     assert torch.equal(restored.vl.layers[1].linear1.weight, model.vl.layers[1].linear1.weight)
 
 
+def test_a_table3_ablation_is_named_by_its_program_name():
+    from rcrn.programs import ABLATIONS, to_text
+
+    vocab = Vocab.build(mixed_problems(5, 2))
+    model = build_model({"model": dict(SMALL_RCRN, program="no_top_down")}, vocab)
+    assert to_text(model.program) == to_text(ABLATIONS["no_top_down"])
+    assert to_text(model.program) != to_text(ABLATIONS["rcrn"])
+
+
 def test_model_configs_are_checked():
     vocab = Vocab.build(mixed_problems(5, 2))
     with pytest.raises(ConfigError, match="arch"):

@@ -197,9 +197,34 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate_viphy(args: argparse.Namespace) -> int:
+    """``rcrn evaluate --benchmark viphy``: the ``rcrn viphy evaluate`` report."""
+    from rcrn.cli import build_parser
+
+    if not args.root or not args.task:
+        raise CommandError("--benchmark viphy needs --root (the release's dataset directory) "
+                           "and --task")
+    argv = ["viphy", "evaluate", "--root", args.root, "--task", args.task,
+            "--split", args.split or "test", "--scorer", args.scorer]
+    if args.checkpoint:
+        argv += ["--weights", args.checkpoint]
+    if args.scenes:
+        argv += ["--scenes", args.scenes]
+    if args.encoder:
+        argv += ["--encoder", args.encoder]
+    if args.json:
+        argv.append("--json")
+    viphy = build_parser().parse_args(argv)
+    return viphy.func(viphy)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from rcrn.engine.trainer import load_checkpoint
 
+    if args.benchmark == "viphy":
+        return _evaluate_viphy(args)
+    if not args.checkpoint:
+        raise CommandError("--checkpoint is required (a checkpoint written by rcrn train)")
     try:
         model, vocab, config, _ = load_checkpoint(args.checkpoint)
     except FileNotFoundError as exc:
@@ -304,9 +329,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                               "--benchmark synthetic --split test\n"
                               "  rcrn evaluate --checkpoint runs/vsr/last.pt --benchmark vsr "
                               "--root data/vsr --split random/test \\\n"
-                              "      --proposals data/vsr/instances_train2017.json")
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--benchmark", default="synthetic", help="synthetic, vsr or whatsup")
+                              "      --proposals data/vsr/instances_train2017.json\n"
+                              "  rcrn evaluate --benchmark viphy --root data/viphy/dataset "
+                              "--task spatial --scorer prior")
+    p.add_argument("--checkpoint", help="a checkpoint of rcrn train (viphy: the probe "
+                                        "weights of rcrn viphy train, for --scorer probe)")
+    p.add_argument("--benchmark", default="synthetic",
+                   help="synthetic, vsr, whatsup or viphy")
     p.add_argument("--split", help="split to evaluate (default: test for synthetic, the "
                                    "checkpoint's data.eval_split for vsr / whatsup)")
     p.add_argument("--root", help="dataset root (default: the one in the checkpoint's config)")
@@ -315,6 +344,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "checkpoint's data.proposals)")
     p.add_argument("--out", help="output folder (default: next to the checkpoint)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    vp = p.add_argument_group("viphy", "ViPhy scorers (the report of `rcrn viphy evaluate`, "
+                                       "which has every option)")
+    vp.add_argument("--task", help="spatial, size, size_sub, size_trans or color")
+    vp.add_argument("--scorer", default="probe", help="probe, prior, kg or scenes")
+    vp.add_argument("--scenes", metavar="DIR", help="annotated scenes for --scorer scenes")
+    vp.add_argument("--encoder", help="probe text encoder: hash or minilm")
     p.set_defaults(func=_evaluate)
 
     p = sub.add_parser("demo", help="the main job: generate, train, evaluate, draw",

@@ -95,7 +95,8 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
 
     ``model.arch`` selects the type: ``rcrn`` (default; the other fields are
     ``RCRNConfig``'s) or ``cross_encoder`` (``CrossEncoderConfig``'s, the
-    non-modular baseline).
+    non-modular baseline).  An RCRN ``model.program`` is a program text or the name
+    of one of ``rcrn.programs.ABLATIONS`` (the paper's Table 3 ablations).
 
     Args:
         pretrained_words: read the pretrained weights the config names (word vectors,
@@ -104,6 +105,8 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     """
     from rcrn.engine.config import ConfigError
     from rcrn.models.cross_encoder import CrossEncoder, CrossEncoderConfig
+    from rcrn.programs import ABLATIONS
+    from rcrn.programs import to_text as program_text
 
     section = dict(config.get("model") or {})
     arch = section.pop("arch", "rcrn")
@@ -115,6 +118,8 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     if unknown:
         raise ConfigError(f"model section: unknown setting(s) {unknown} for arch {arch!r}; "
                           f"known: {sorted(known)}")
+    if arch == "rcrn" and section.get("program") in ABLATIONS:
+        section["program"] = program_text(ABLATIONS[section["program"]])
     model_cfg = config_cls(**section)
     if arch == "rcrn":
         from rcrn.programs import ProgramError, parse

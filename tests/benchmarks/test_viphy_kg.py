@@ -288,3 +288,27 @@ def test_cli_evaluate_and_train(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main([*base, "--task", "spatial", "--scorer", "probe", "--weights",
                  str(weights)]) == 2
     assert "cannot score" in capsys.readouterr().err
+
+
+def test_rcrn_evaluate_routes_viphy_to_its_report(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    root = _fixtures().make_release(tmp_path / "dataset")
+    assert main(["viphy", "evaluate", "--root", str(root), "--task", "size_trans",
+                 "--scorer", "kg", "--json"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--benchmark", "viphy", "--root", str(root), "--task",
+                 "size_trans", "--scorer", "kg", "--json"]) == 0
+    routed = json.loads(capsys.readouterr().out)
+    assert routed["metrics"] == direct["metrics"] and routed["levels"] == direct["levels"]
+    # the probe weights come through --checkpoint
+    weights = tmp_path / "size.pt"
+    assert main(["viphy", "train", "--root", str(root), "--task", "size", "--dim", "64",
+                 "--epochs", "1", "--out", str(weights), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--benchmark", "viphy", "--root", str(root), "--task", "size",
+                 "--checkpoint", str(weights), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["weights"] == str(weights)
+    assert main(["evaluate", "--benchmark", "viphy", "--task", "size"]) == 2
+    assert "--root" in capsys.readouterr().err
+    assert main(["evaluate", "--benchmark", "synthetic"]) == 2
+    assert "--checkpoint is required" in capsys.readouterr().err
