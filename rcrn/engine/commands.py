@@ -120,13 +120,16 @@ def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: 
         return val.evaluate(last["preds"])
 
     trainer = Trainer(config, train.problems, out, evaluate=evaluate if val else None)
-    if resume and trainer.resume():
+    main = trainer.dist.is_main
+    if resume and trainer.resume() and main:
         print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
     try:
         metrics = trainer.fit()
     except OSError as exc:
         raise CommandError(f"{benchmark} {train.bench.split}: an image cannot be read "
                            f"({exc})") from exc
+    if not main:  # rank 0 evaluates and reports
+        return 0
     print(f"trained on {len(train.problems)} {benchmark} {train.bench.split} problems")
     if val is not None:
         written = write_predictions(val, last["preds"], out / "eval")
@@ -168,30 +171,48 @@ def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
 
 # ------------------------------------------------------------- commands
 def _train(args: argparse.Namespace) -> int:
+    from rcrn.engine import distributed
     from rcrn.engine.config import ConfigError, load_config
-    from rcrn.engine.trainer import Trainer
+    from rcrn.engine.trainer import resolve_device
 
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as exc:
         raise CommandError(str(exc)) from exc
-    out = Path(args.out)
+    train_cfg = config.get("train", {})
+    # under torchrun: join the process group before the data is made (rank 0 first)
+    distributed.init(resolve_device(train_cfg.get("device", "cpu")), train_cfg.get("backend"))
+    try:
+        return _train_run(config, Path(args.out), args.resume)
+    finally:
+        distributed.teardown()
+
+
+def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
+    from rcrn.engine import distributed
+    from rcrn.engine.trainer import Trainer
+
     data = config.get("data", {})
     benchmark = data.get("benchmark", "synthetic")
     if benchmark in RUN_BENCHMARKS:
-        return _train_benchmark(config, benchmark, out, args.resume)
+        return _train_benchmark(config, benchmark, out, resume)
     if benchmark != "synthetic":
         raise CommandError(f"rcrn train runs the synthetic, {' and '.join(RUN_BENCHMARKS)} "
                            f"benchmarks, not {benchmark!r}; train others from Python with "
                            "rcrn.engine.trainer.Trainer")
-    train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
-    val = synthetic_benchmark(config, "val")
+    main = distributed.is_main()
+    with distributed.main_first():  # rank 0 generates the dataset when it is absent
+        train = list(synthetic_benchmark(config, "train", data.get("train_subset"),
+                                         progress=main).problems())
+        val = synthetic_benchmark(config, "val", progress=main)
     eval_bs = int(config.get("eval", {}).get("batch_size", 128))
     trainer = Trainer(config, train, out,
                       evaluate=lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0])
-    if args.resume and trainer.resume():
+    if resume and trainer.resume() and main:
         print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
     metrics = trainer.fit()
+    if not main:  # rank 0 evaluates and reports
+        return 0
     print(_write_metrics(out, metrics, "RCRN on synthetic / val"))
     print(f"checkpoint: {out / 'last.pt'}\nmetrics: {out / 'metrics.jsonl'}")
     return 0
@@ -310,12 +331,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("train", help="train RCRN from a config", formatter_class=fmt,
                        description="Train RCRN; writes config.yaml, metrics.jsonl, last.pt "
-                                   "and TensorBoard logs into --out.",
+                                   "and TensorBoard logs into --out.\n\n"
+                                   "Under torchrun it trains on every process with "
+                                   "DistributedDataParallel (gloo on CPU, NCCL on CUDA;\n"
+                                   "train.backend overrides); train.batch_size is the global "
+                                   "batch, split across the processes;\nrank 0 logs, "
+                                   "checkpoints and evaluates.  train.amp=bf16 runs the forward "
+                                   "under bfloat16\nautocast; train.compile=true (or a "
+                                   "backend name, e.g. aot_eager) applies torch.compile.",
                        epilog="Examples:\n  rcrn train --config rcrn/configs/synthetic.yaml "
                               "--out runs/syn train.steps=500\n"
                               "  rcrn train --config rcrn/configs/vsr.yaml --out runs/vsr "
                               "data.root=data/vsr \\\n"
-                              "      data.proposals=data/vsr/instances_train2017.json")
+                              "      data.proposals=data/vsr/instances_train2017.json\n"
+                              "  torchrun --nproc_per_node 2 -m rcrn train --out runs/ddp "
+                              "train.batch_size=64   # 2 CPU processes\n"
+                              "  torchrun --nproc_per_node 4 -m rcrn train --out runs/ddp "
+                              "train.device=cuda train.amp=bf16")
     p.add_argument("--config", default=str(default_config_path()), help="YAML config")
     p.add_argument("--out", default="runs/train", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
 
 from rcrn.batching import GroundingBatch, Vocab, collate
+from rcrn.engine import distributed
 from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
@@ -198,22 +199,38 @@ def grouped_batches(keys: Sequence[Any], batch_size: int, seed: int) -> list[lis
 
 def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: int,
                 shuffle: bool, with_images: bool, num_workers: int = 0, seed: int = 0,
-                group_by: str | None = None) -> DataLoader:
+                group_by: str | None = None, rank: int = 0, world_size: int = 1,
+                pin_memory: bool = False) -> DataLoader:
     """A DataLoader whose workers read and collate (the schedule is built in the workers).
 
     Args:
         group_by: a ``meta`` key (e.g. ``"image_path"``); when shuffling, items with
             the same value are batched together (see ``grouped_batches``).
+        rank, world_size: with ``world_size`` > 1, ``batch_size`` is the global batch:
+            every rank builds the same batches from ``seed`` and loads its slice of
+            each (``distributed.shard_batches``; a last batch smaller than
+            ``world_size`` is dropped).
+        pin_memory: pin batches in page-locked memory (for CUDA copies).
     """
     dataset = ProblemDataset(problems, with_images)
     collate_fn = _Collate(vocab, with_images)
     common = dict(num_workers=num_workers, persistent_workers=num_workers > 0,
-                  collate_fn=collate_fn)
+                  collate_fn=collate_fn, pin_memory=pin_memory)
     if shuffle and group_by:
         keys = [p.meta.get(group_by, p.id) for p in problems]
-        return DataLoader(dataset, batch_sampler=grouped_batches(keys, batch_size, seed),
-                          **common)
+        batches = grouped_batches(keys, batch_size, seed)
+        if world_size > 1:
+            batches = distributed.shard_batches(batches, rank, world_size)
+        return DataLoader(dataset, batch_sampler=batches, **common)
     gen = torch.Generator().manual_seed(seed)
+    if world_size > 1:
+        # the batches of the single-process loader below (the DataLoader draws from
+        # ``gen`` in the same order), each rank loading its slice
+        sampler = (RandomSampler(dataset, generator=gen) if shuffle
+                   else SequentialSampler(dataset))
+        batches = distributed.ShardedBatches(BatchSampler(sampler, batch_size, False), rank,
+                                             world_size)
+        return DataLoader(dataset, batch_sampler=batches, generator=gen, **common)
     return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, generator=gen, **common)
 
 
@@ -310,6 +327,13 @@ class Trainer:
     JSON object per log or evaluation), ``last.pt`` (resumable checkpoint) and
     TensorBoard logs under ``tb/`` when tensorboard is installed.
 
+    Under ``torchrun`` (``WORLD_SIZE`` > 1) it joins the process group (``train.backend``,
+    default gloo on CPU, NCCL on CUDA), trains the model in DistributedDataParallel with
+    ``train.batch_size`` as the global batch split across the ranks, and only rank 0
+    logs, checkpoints and evaluates (see ``rcrn.engine.distributed``).  ``train.amp: bf16``
+    runs the forward under autocast, ``train.compile: true`` (or a backend name)
+    compiles the model.
+
     Args:
         config: the resolved config (sections ``model``, ``region_encoder``, ``loss``,
             ``train``).
@@ -334,7 +358,11 @@ class Trainer:
         self.evaluate_fn = evaluate
         self.vocab = vocab or Vocab.build(self.problems)
         seed_everything(int(config.get("seed", 0)))
-        self.device = resolve_device(self.train_cfg.get("device", "cpu"))
+        self.dist = distributed.init(resolve_device(self.train_cfg.get("device", "cpu")),
+                                     self.train_cfg.get("backend"))
+        self.device = self.dist.device
+        distributed.amp_dtype(self.train_cfg.get("amp"))  # bad values fail here, not in fit
+        distributed.compile_backend(self.train_cfg.get("compile"))
         self.model = build_model(config, self.vocab).to(self.device)
         self.loss_cfg = LossConfig(**config.get("loss", {}))
         self.optimizer = torch.optim.Adam(self.model.parameters(),
@@ -373,13 +401,16 @@ class Trainer:
 
         from rcrn.engine.config import save_config
 
-        save_config(self.config, self.out_dir / "config.yaml")
-        try:
-            from torch.utils.tensorboard import SummaryWriter
+        main = self.dist.is_main
+        self._tb = None
+        if main:
+            save_config(self.config, self.out_dir / "config.yaml")
+            try:
+                from torch.utils.tensorboard import SummaryWriter
 
-            self._tb = SummaryWriter(str(self.out_dir / "tb"))
-        except ImportError:
-            self._tb = None
+                self._tb = SummaryWriter(str(self.out_dir / "tb"))
+            except ImportError:
+                pass
         cfg = self.train_cfg
         steps = int(cfg.get("steps", 1000))
         batch_size = int(cfg.get("batch_size", 64))
@@ -389,25 +420,36 @@ class Trainer:
         scale = float(getattr(self.model.config, "grounding_scale", 1.0))
         norm = getattr(self.model.config, "grounding_norm", "none")
         self.model.train()
+        train_step = distributed.training_step(
+            self.model, lambda out, batch: rcrn_loss(out, batch, self.loss_cfg,
+                                                     grounding_scale=scale, grounding_norm=norm),
+            self.loss_cfg, self.dist, cfg)
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}
         t0 = time.time()
-        bar = tqdm(total=steps, initial=self.step, desc="train", disable=not progress)
+        if min(batch_size, len(self.problems)) < self.dist.world_size:
+            raise ValueError(f"train.batch_size ({batch_size}) and the number of problems "
+                             f"({len(self.problems)}) must be at least the number of "
+                             f"processes ({self.dist.world_size})")
+        bar = tqdm(total=steps, initial=self.step, desc="train",
+                   disable=not progress or not main)
         epoch = self.step * batch_size // max(1, len(self.problems))
         while self.step < steps:
             loader = make_loader(self.problems, self.vocab, batch_size, True, self.with_images,
                                  int(cfg.get("num_workers", 0)),
                                  seed=int(self.config.get("seed", 0)) + epoch,
-                                 group_by=cfg.get("group_by"))
+                                 group_by=cfg.get("group_by"), rank=self.dist.rank,
+                                 world_size=self.dist.world_size,
+                                 pin_memory=self.device.type == "cuda")
             for batch in loader:
                 if self.step >= steps:
                     break
                 batch = batch.to(self.device, non_blocking=True)
-                out = self.model(batch)
-                losses = rcrn_loss(out, batch, self.loss_cfg, grounding_scale=scale,
-                                   grounding_norm=norm)
+                # forward and loss; when distributed, the loss whose DDP-averaged gradient
+                # is the global batch's, and this rank's share of the logged terms
+                loss, losses = train_step(batch)
                 self.optimizer.zero_grad(set_to_none=True)
-                losses["loss"].backward()
+                loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
                 self.optimizer.step()
                 self.step += 1
@@ -415,6 +457,7 @@ class Trainer:
                     running[k] = running.get(k, 0.0) + float(v.detach())
                 bar.update(1)
                 if self.step % log_every == 0 or self.step == steps:
+                    running = distributed.sum_over_ranks(running)
                     n = log_every if self.step % log_every == 0 else self.step % log_every
                     record = {"step": self.step, **{k: v / n for k, v in running.items()},
                               "time": round(time.time() - t0, 2)}
@@ -422,15 +465,18 @@ class Trainer:
                     if not math.isfinite(record["loss"]):
                         raise FloatingPointError(f"loss is {record['loss']} at step {self.step}")
                     bar.set_postfix(loss=f"{record['loss']:.3f}")
-                    self._log(record)
+                    if main:
+                        self._log(record)
                 if eval_every and self.evaluate_fn and self.step % eval_every == 0 \
-                        and self.step != steps:
+                        and self.step != steps and main:
                     last_eval = self._evaluate()
             epoch += 1
         bar.close()
-        save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
-                        self.optimizer, self.step)
-        if self.evaluate_fn:
+        if main:
+            save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
+                            self.optimizer, self.step)
+        distributed.barrier()  # every rank can resume from last.pt from here on
+        if self.evaluate_fn and main:
             last_eval = self._evaluate()
         if self._tb is not None:
             self._tb.close()
