@@ -11,7 +11,7 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.rcrn import ModelOutput
 
-__all__ = ["LossConfig", "rcrn_loss"]
+__all__ = ["LossConfig", "rcrn_loss", "loss_items"]
 
 
 @dataclass
@@ -21,6 +21,23 @@ class LossConfig:
     mu: float = 3.0
     omega: float = 1.0
     iou_threshold: float = 0.5
+
+
+def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
+               ) -> dict[str, torch.Tensor]:
+    """The items every loss term averages over, as ``[B]`` boolean masks.
+
+    ``grd``: matched items with a target proposal; ``match``: items with a known
+    match label; ``reg``: matched items whose chosen proposal overlaps the referent
+    by ``cfg.iou_threshold`` (all False when the model regresses no box).
+    """
+    positive = (batch.match == 1) & (batch.target_index >= 0)
+    reg = torch.zeros_like(positive)
+    if out.deltas is not None and out.ground_index is not None and positive.any():
+        ar = torch.arange(batch.num_graphs, device=batch.match.device)
+        chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
+        reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
+    return {"grd": positive, "match": batch.match >= 0, "reg": reg}
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,
@@ -46,7 +63,8 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     cfg = cfg or LossConfig()
     zero = batch.box_feats.new_zeros(())
     terms = {"grd": zero, "match": zero, "reg": zero}
-    positive = (batch.match == 1) & (batch.target_index >= 0)
+    items = loss_items(out, batch, cfg)
+    positive = items["grd"]
     if out.ground_logits is not None and positive.any():
         logits = out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))
         terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
@@ -58,18 +76,16 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
             raise ValueError(f"grounding_norm must be 'none' or 'max', got {grounding_norm!r}")
         logits = (grounding_scale * belief).masked_fill(~batch.box_mask, float("-inf"))
         terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
-    known = batch.match >= 0
+    known = items["match"]
     if out.match_prob is not None and known.any():
         p = out.match_prob[known].clamp(1e-6, 1 - 1e-6)
         terms["match"] = F.binary_cross_entropy(p, batch.match[known])
-    if out.deltas is not None and out.ground_index is not None and positive.any():
+    use = items["reg"]
+    if use.any():
         ar = torch.arange(batch.num_graphs, device=batch.match.device)
         chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
-        iou = paired_iou(chosen, batch.referent_box)
-        use = positive & (iou >= cfg.iou_threshold)
-        if use.any():
-            target = encode_deltas(chosen[use], batch.referent_box[use])
-            reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
-            terms["reg"] = reg.sum(-1).mean()
+        target = encode_deltas(chosen[use], batch.referent_box[use])
+        reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
+        terms["reg"] = reg.sum(-1).mean()
     total = terms["grd"] + cfg.mu * terms["match"] + cfg.omega * terms["reg"]
     return {"loss": total, **terms}

@@ -188,19 +188,12 @@ def loss_counts(out: Any, batch: Any, cfg: Any) -> torch.Tensor:
 
     ``(grd, match, reg)``: matched items with a target proposal, items with a known
     match label, and matched items whose chosen proposal overlaps the referent by
-    ``cfg.iou_threshold`` (the same selections as :func:`rcrn.losses.rcrn_loss`).
+    ``cfg.iou_threshold`` (:func:`rcrn.losses.loss_items`).
     """
-    from rcrn.boxes import paired_iou
+    from rcrn.losses import loss_items
 
-    positive = (batch.match == 1) & (batch.target_index >= 0)
-    known = batch.match >= 0
-    reg = positive.new_zeros((), dtype=torch.long)
-    if out.deltas is not None and out.ground_index is not None and bool(positive.any()):
-        ar = torch.arange(batch.num_graphs, device=batch.match.device)
-        chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
-        iou = paired_iou(chosen, batch.referent_box)
-        reg = (positive & (iou >= cfg.iou_threshold)).sum()
-    return torch.stack([positive.sum(), known.sum(), reg]).double()
+    items = loss_items(out, batch, cfg)
+    return torch.stack([items[k].sum() for k in ("grd", "match", "reg")]).double()
 
 
 def all_reduce_sum(values: torch.Tensor) -> torch.Tensor:
