@@ -170,11 +170,32 @@ def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
 
 
 # ------------------------------------------------------------- commands
+def _train_viphy(args: argparse.Namespace) -> int:
+    """``rcrn train --benchmark viphy``: the linear probe of ``rcrn viphy train``."""
+    from rcrn.cli import build_parser
+
+    if not args.root or not args.task:
+        raise CommandError("--benchmark viphy needs --root (the release's dataset directory) "
+                           "and --task")
+    out = Path(args.out)
+    weights = out if out.suffix == ".pt" else out / f"{args.task}-probe.pt"
+    argv = ["viphy", "train", "--root", args.root, "--task", args.task, "--out", str(weights),
+            "--recipe", args.recipe]
+    if args.encoder:
+        argv += ["--encoder", args.encoder]
+    viphy = build_parser().parse_args(argv)
+    return viphy.func(viphy)
+
+
 def _train(args: argparse.Namespace) -> int:
     from rcrn.engine import distributed
     from rcrn.engine.config import ConfigError, load_config
     from rcrn.engine.trainer import resolve_device
 
+    if args.benchmark == "viphy":
+        return _train_viphy(args)
+    if args.benchmark:
+        args.overrides = [f"data.benchmark={args.benchmark}", *args.overrides]
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as exc:
@@ -351,6 +372,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", default=str(default_config_path()), help="YAML config")
     p.add_argument("--out", default="runs/train", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    p.add_argument("--benchmark", help="synthetic, vsr, whatsup (same as data.benchmark=...) "
+                                       "or viphy (the linear probe of `rcrn viphy train`)")
+    vp = p.add_argument_group("viphy", "the probe (`rcrn viphy train` has every option); "
+                                       "it is saved as OUT/TASK-probe.pt, or OUT if it ends "
+                                       "in .pt")
+    vp.add_argument("--root", help="the release's dataset directory")
+    vp.add_argument("--task", help="spatial, size, size_sub, size_trans or color")
+    vp.add_argument("--encoder", help="frozen text encoder: hash or minilm")
+    vp.add_argument("--recipe", default="paper", choices=["paper", "fast"],
+                    help="training recipe (default: the paper's, Adam 1e-4, batch 8)")
     p.add_argument("overrides", nargs="*", help="key=value config overrides")
     p.set_defaults(func=_train)
 

@@ -300,11 +300,12 @@ def test_rcrn_evaluate_routes_viphy_to_its_report(tmp_path: Path,
                  "size_trans", "--scorer", "kg", "--json"]) == 0
     routed = json.loads(capsys.readouterr().out)
     assert routed["metrics"] == direct["metrics"] and routed["levels"] == direct["levels"]
-    # the probe weights come through --checkpoint
-    weights = tmp_path / "size.pt"
-    assert main(["viphy", "train", "--root", str(root), "--task", "size", "--dim", "64",
-                 "--epochs", "1", "--out", str(weights), "--json"]) == 0
+    # rcrn train --benchmark viphy trains the probe (paper recipe); --checkpoint takes it
+    assert main(["train", "--benchmark", "viphy", "--root", str(root), "--task", "size",
+                 "--out", str(tmp_path / "run")]) == 0
     capsys.readouterr()
+    weights = tmp_path / "run" / "size-probe.pt"
+    assert weights.is_file()
     assert main(["evaluate", "--benchmark", "viphy", "--root", str(root), "--task", "size",
                  "--checkpoint", str(weights), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["weights"] == str(weights)
