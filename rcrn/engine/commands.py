@@ -336,15 +336,49 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    if args.what != "propagation":
-        raise CommandError(f"unknown benchmark {args.what!r}")
-    from rcrn.engine.bench import bench_propagation
+    from rcrn.engine import bench
 
-    for row in bench_propagation(quick=args.quick, dims=args.dims, batches=args.batch,
-                                 proposals=args.proposals, nodes=args.nodes,
-                                 reference=not args.no_reference, unfused=not args.no_unfused,
-                                 min_time=args.min_time, device=args.device):
-        print(json.dumps(row), flush=True)
+    def emit(rows: Any) -> list[dict[str, Any]]:
+        seen = []
+        for row in rows:
+            print(json.dumps(row), flush=True)
+            seen.append(row)
+        return seen
+
+    def markdown(text: str) -> None:
+        if args.markdown:
+            path = Path(args.markdown)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"markdown: {path}", file=sys.stderr)
+
+    try:
+        if args.what == "propagation":
+            emit(bench.bench_propagation(
+                quick=args.quick, dims=args.dims, batches=args.batch, proposals=args.proposals,
+                nodes=args.nodes, reference=not args.no_reference, unfused=not args.no_unfused,
+                min_time=2.0 if args.min_time is None else args.min_time, device=args.device))
+        elif args.what == "training":
+            rows = emit(bench.bench_training(
+                quick=args.quick, dims=args.dims, batches=args.batch, proposals=args.proposals,
+                nodes=args.nodes, device=args.device, amp=args.amp,
+                min_time=2.0 if args.min_time is None else args.min_time,
+                max_iters=args.max_iters))
+            markdown(bench.training_markdown(rows))
+        elif args.what == "pipeline":
+            rows = emit(bench.bench_pipeline(
+                quick=args.quick, dims=args.dims,
+                batch=args.batch[0] if args.batch else 64,
+                proposals=args.proposals[0] if args.proposals else 100,
+                nodes=args.nodes[0] if args.nodes else 4, workers=args.workers,
+                batches=args.batches, images=args.images,
+                float16=args.store_dtype == "float16", device=args.device,
+                min_time=2.0 if args.min_time is None else args.min_time))
+            markdown(bench.pipeline_markdown(rows))
+        else:
+            raise CommandError(f"unknown benchmark {args.what!r}")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
     return 0
 
 
@@ -428,20 +462,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("bench", help="speed benchmarks (JSON rows)", formatter_class=fmt,
-                       description="Forward+backward samples/s of the batched model against "
-                                   "the per-tree reference.",
-                       epilog="Example: rcrn bench propagation --quick")
-    p.add_argument("what", choices=["propagation"])
+                       description="Speed benchmarks, one JSON row per configuration on "
+                                   "stdout.\n"
+                                   "  propagation  forward+backward samples/s of the batched "
+                                   "model against the per-tree reference\n"
+                                   "  training     training-step samples/s and peak memory "
+                                   "against batch, proposals, tree size, device, amp\n"
+                                   "  pipeline     read + collate per batch from a feature "
+                                   "store (0/1/2 workers) against the training step",
+                       epilog="Examples:\n  rcrn bench propagation --quick\n"
+                              "  rcrn bench training --dims synthetic --batch 16 64 "
+                              "--proposals 36 100 126 --markdown training.md\n"
+                              "  rcrn bench training --device cuda --amp none bf16\n"
+                              "  rcrn bench pipeline --dims paper synthetic --markdown "
+                              "pipeline.md")
+    p.add_argument("what", choices=["propagation", "training", "pipeline"])
     p.add_argument("--quick", action="store_true", help="a small grid for a smoke run")
-    p.add_argument("--dims", nargs="*", default=["synthetic", "paper"])
-    p.add_argument("--batch", nargs="*", type=int, default=[16, 64])
-    p.add_argument("--proposals", nargs="*", type=int, default=[36, 100])
-    p.add_argument("--nodes", nargs="*", type=int, default=[2, 4, 8, 16])
-    p.add_argument("--no-reference", action="store_true", help="skip the per-tree reference")
+    p.add_argument("--dims", nargs="*", default=None,
+                   help="dimension sets: synthetic, paper (default: both)")
+    p.add_argument("--batch", nargs="*", type=int, default=None,
+                   help="batch sizes (default 16 64; pipeline: the first, default 64)")
+    p.add_argument("--proposals", nargs="*", type=int, default=None,
+                   help="proposals per image (default: propagation 36 100, training 36 100 "
+                        "126; pipeline: the first, default 100)")
+    p.add_argument("--nodes", nargs="*", type=int, default=None,
+                   help="entities per tree (default 2 4 8 16; pipeline: the first, default 4)")
+    p.add_argument("--no-reference", action="store_true",
+                   help="propagation: skip the per-tree reference")
     p.add_argument("--no-unfused", action="store_true",
-                   help="skip the unfused pair projection (the official arithmetic)")
-    p.add_argument("--min-time", type=float, default=2.0, help="seconds to time each row")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+                   help="propagation: skip the unfused pair projection (the official "
+                        "arithmetic)")
+    p.add_argument("--min-time", type=float, default=None,
+                   help="seconds to time each row (default 2)")
+    p.add_argument("--max-iters", type=int, default=30,
+                   help="training: at most this many timed steps per row")
+    p.add_argument("--device", default="cpu",
+                   help="cpu, cuda, cuda:1, ...; training also takes a list: cpu,cuda")
+    p.add_argument("--amp", nargs="*", default=["none"], choices=["none", "bf16"],
+                   help="training: autocast dtypes to run (default: none)")
+    p.add_argument("--markdown", metavar="PATH",
+                   help="training / pipeline: also write Markdown tables to PATH")
+    p.add_argument("--workers", nargs="*", type=int, default=None,
+                   help="pipeline: DataLoader worker counts (default 0 1 2)")
+    p.add_argument("--batches", type=int, default=8,
+                   help="pipeline: batches per timed epoch (default 8)")
+    p.add_argument("--images", type=int, default=None,
+                   help="pipeline: images in the temporary store (default: the batch size)")
+    p.add_argument("--store-dtype", choices=["float16", "float32"], default="float16",
+                   help="pipeline: feature dtype of the temporary store (read as float32)")
     p.set_defaults(func=_bench)
 
 
