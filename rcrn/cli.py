@@ -16,6 +16,7 @@ import sys
 COMMAND_MODULES = [
     "rcrn.engine.commands",
     "rcrn.trace.cli",
+    "rcrn.experiments.cli",
     "parsers.cli",
     "detectors.cli",
     "benchmarks.cli",

@@ -1,0 +1,1117 @@
+"""Length-generalisation and data-efficiency experiments on the synthetic benchmark.
+
+The paper's claim is that a modular reasoner trained on short expressions
+generalises to long ones, and learns from little data, where cross-encoders do
+not.  An *experiment config* names the models, the training subsets and the
+seeds; every (model, subset, seed) is trained with :class:`rcrn.engine.trainer.Trainer`
+and evaluated on the full test split, and the results are gathered into a CSV,
+a Markdown summary (mean ± std over seeds) and plots::
+
+    base: synthetic.yaml              # training config (relative to this file, else packaged)
+    overrides: {train: {steps: 800}}  # merged over base for every run
+    models:                           # name -> partial training config merged over base
+      rcrn: {}
+      no_top_down: {model: {program: "..."}}
+      cross_encoder: {model: {arch: cross_encoder, mil: true}}
+    subsets:                          # name -> how the training set is chosen
+      len_words: {train_subset: len_words}   # short expressions by words (Train-Len)
+      len_rels: {train_subset: len_rels}     # few relations
+      uniform_10: {fraction: 0.10}           # a seeded 10% of the train pairs
+    seeds: [0, 1, 2]
+    keep_checkpoints: true            # false: delete each run's last.pt once evaluated
+    buckets: {word_bin: 4}            # width of the word-length buckets (1: exact lengths)
+    claim: {model: rcrn, baseline: cross_encoder}   # the pair compared in summary.md
+
+A model entry whose ``model.arch`` differs from the base's (``"rcrn"`` when
+unset) *replaces* the base's ``model`` section instead of merging into it, since
+other model types have other fields.  Outputs under ``OUT``:
+
+* ``runs/<model>/<subset>/seed<k>/``: the Trainer's files (``config.yaml``,
+  ``metrics.jsonl``, ``last.pt``), ``predictions.jsonl`` (test split) and
+  ``result.json`` (the run's config, training-set size, times, GITM-MR metrics
+  in- / out-of-distribution / full, and per word-length and per relation-count
+  buckets).  A run whose ``result.json`` was made with the same config is not
+  repeated.
+* ``results.csv`` (one row per run and bucket), ``summary.md``,
+  ``accuracy_vs_length.png``, ``accuracy_vs_relations.png``,
+  ``accuracy_vs_train_size.png`` and ``experiment.yaml`` (the resolved experiment).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import random
+import re
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rcrn.engine.config import ConfigError, apply_overrides, load_config
+
+__all__ = [
+    "Experiment",
+    "ExperimentReport",
+    "RunOutcome",
+    "load_experiment",
+    "run_config",
+    "select_fraction",
+    "evaluate_predictions",
+    "bucket_metrics",
+    "run_experiment",
+    "aggregate",
+    "default_experiment_path",
+]
+
+DEFAULT_EXPERIMENT = "lengthgen.yaml"
+#: Top-level keys of an experiment config.
+EXPERIMENT_KEYS = ("base", "overrides", "models", "subsets", "seeds", "keep_checkpoints",
+                   "buckets", "claim")
+#: Sections of a training config an entry may set besides the ones its base has.
+TRAINING_SECTIONS = ("seed", "data", "model", "region_encoder", "loss", "train", "eval", "words")
+SUBSET_KEYS = ("train_subset", "fraction", "length")
+#: Parts of the test split, in table order.
+PARTS = ("in_distribution", "out_of_distribution", "full")
+PART_TITLES = {"in_distribution": "ID", "out_of_distribution": "OOD", "full": "Full"}
+RATES = ("match", "grounding", "mrr", "grounding_oracle", "mrr_oracle")
+RATE_TITLES = {"match": "Match", "grounding": "Grounding", "mrr": "MRR",
+               "grounding_oracle": "Grounding (oracle)", "mrr_oracle": "MRR (oracle)"}
+THRESHOLD_KEYS = {"words": "max_words", "relations": "max_relations"}
+CSV_FIELDS = ("model", "subset", "seed", "train_subset", "fraction", "train_size", "train_pairs",
+              "bucket_kind", "bucket", "lo", "hi", "in_distribution", "n", "n_matched",
+              "n_mismatched") + RATES + ("steps", "wall_time_s", "train_time_s", "eval_time_s")
+#: Files of a run directory that a retraining removes first (the Trainer appends to logs).
+RUN_FILES = ("result.json", "predictions.jsonl", "metrics.jsonl", "config.yaml", "last.pt",
+             "last.pt.tmp")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_FULL_TRAIN = ("all", "full", "none")
+
+
+def default_experiment_path() -> Path:
+    return Path(str(resources.files("rcrn") / "configs" / DEFAULT_EXPERIMENT))
+
+
+# ------------------------------------------------------------------ config
+@dataclass
+class Experiment:
+    """A resolved experiment config (see the module docstring for the YAML form).
+
+    Attributes:
+        base: the training config every run starts from (base file, ``overrides``
+            section and command-line training overrides applied).
+        models: name -> partial training config (``{}`` for the base as it is).
+        subsets: name -> ``{"train_subset": str | None, "fraction": float | None,
+            "length": "words" | "relations"}``; ``length`` splits the test set into
+            in- and out-of-distribution.
+        seeds: the seeds every (model, subset) is trained with.
+        keep_checkpoints: keep each run's ``last.pt``.
+        word_bin: width of the word-length buckets (aligned so that the word
+            threshold is a bucket edge).
+        claim_model / claim_baseline: the models compared in the summary's claim lines.
+        source: where the config came from.
+    """
+
+    base: dict[str, Any]
+    models: dict[str, dict[str, Any]]
+    subsets: dict[str, dict[str, Any]]
+    seeds: list[int]
+    keep_checkpoints: bool = True
+    word_bin: int = 4
+    claim_model: str = "rcrn"
+    claim_baseline: str = "cross_encoder"
+    source: str = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "base": self.base, "models": self.models,
+                "subsets": self.subsets, "seeds": self.seeds,
+                "keep_checkpoints": self.keep_checkpoints,
+                "buckets": {"word_bin": self.word_bin},
+                "claim": {"model": self.claim_model, "baseline": self.claim_baseline}}
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in top.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _resolve_base(base: Any, where: Path, name: str) -> Path:
+    if not isinstance(base, (str, Path)) or not str(base):
+        raise ConfigError(f"{name}: 'base' must be the path of a training config, got {base!r}")
+    path = Path(base)
+    if not path.is_absolute():
+        local = where / path
+        packaged = Path(str(resources.files("rcrn") / "configs")) / path
+        path = local if local.exists() or not packaged.exists() else packaged
+    if not path.exists():
+        raise ConfigError(f"{name}: base config {base!r} not found (looked in {where} and "
+                          "among the packaged configs)")
+    return path
+
+
+def _check_sections(where: str, entry: dict[str, Any], base: dict[str, Any]) -> None:
+    known = set(TRAINING_SECTIONS) | set(base)
+    unknown = sorted(str(k) for k in entry if k not in known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown training-config section(s) {unknown}; "
+                          f"known: {sorted(known)}")
+    for key in ("data", "model", "train", "loss", "eval"):
+        if key in entry and entry[key] is not None and not isinstance(entry[key], dict):
+            raise ConfigError(f"{where}.{key}: must be a mapping, got {entry[key]!r}")
+
+
+def _check_name(kind: str, name: Any) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(f"{kind}: name {name!r} must be letters, digits, '_', '.', '+' or "
+                          "'-' (it names a folder)")
+    return name
+
+
+def _subset_spec(name: str, spec: Any) -> dict[str, Any]:
+    from benchmarks.synthetic.splits import TRAIN_SUBSETS
+
+    where = f"subsets.{name}"
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: expected a mapping such as {{train_subset: len_words}} "
+                          f"or {{fraction: 0.1}}, got {spec!r}")
+    unknown = sorted(str(k) for k in spec if k not in SUBSET_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; known: {list(SUBSET_KEYS)}")
+    subset = spec.get("train_subset")
+    if isinstance(subset, str) and subset.lower() in _FULL_TRAIN:
+        subset = None
+    if subset is not None and subset not in TRAIN_SUBSETS:
+        raise ConfigError(f"{where}.train_subset: {subset!r} is not one of "
+                          f"{sorted(TRAIN_SUBSETS)} (or null for the whole train split)")
+    fraction = spec.get("fraction")
+    if fraction is not None:
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) \
+                or not 0 < fraction <= 1:
+            raise ConfigError(f"{where}.fraction: must be a number in (0, 1], got {fraction!r}")
+        fraction = float(fraction)
+    length = spec.get("length") or ("relations" if subset == "len_rels" else "words")
+    if length not in THRESHOLD_KEYS:
+        raise ConfigError(f"{where}.length: must be 'words' or 'relations', got {length!r}")
+    return {"train_subset": subset, "fraction": fraction, "length": length}
+
+
+def _split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Command-line ``key=value`` items: (experiment-level ones, training-config ones)."""
+    exp, train = [], []
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} is not key=value")
+        head = item.split("=", 1)[0].strip().split(".")[0]
+        (exp if head in EXPERIMENT_KEYS else train).append(item)
+    return exp, train
+
+
+def load_experiment(source: str | Path | dict[str, Any],
+                    overrides: Sequence[str] = ()) -> Experiment:
+    """Read and check an experiment config.
+
+    Args:
+        source: a YAML path or an already-parsed mapping (its ``base`` is then
+            relative to the working directory, else a packaged config).
+        overrides: ``key=value`` items.  Keys starting with an experiment key
+            (``models.rcrn.train.lr=0.002``, ``keep_checkpoints=false``,
+            ``subsets.uniform_10.fraction=0.2``) change the experiment config; any
+            other (``train.steps=100``, ``data.root=...``) is a training-config
+            override applied to every run (after the ``overrides`` section, before
+            the model entries).
+
+    Raises:
+        ConfigError: naming the file and the key that cannot be used.
+    """
+    if isinstance(source, dict):
+        data, where, name = copy.deepcopy(source), Path.cwd(), "experiment config"
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise ConfigError(f"experiment config {path} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        where, name = path.parent, str(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name}: an experiment config is a mapping at the top level")
+    exp_over, train_over = _split_overrides(list(overrides))
+    data = apply_overrides(data, exp_over)
+    unknown = sorted(str(k) for k in data if k not in EXPERIMENT_KEYS)
+    if unknown:
+        raise ConfigError(f"{name}: unknown key(s) {unknown}; an experiment config has "
+                          f"{list(EXPERIMENT_KEYS)} (training settings go under 'overrides' "
+                          "or a model entry)")
+    base_path = _resolve_base(data.get("base", "synthetic.yaml"), where, name)
+    base_file = load_config(base_path)
+    section = data.get("overrides") or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{name}: 'overrides' must be a mapping of training-config "
+                          f"sections, got {section!r}")
+    _check_sections("overrides", section, base_file)
+    base = apply_overrides(_merge(base_file, section), train_over)
+    _check_sections("command-line overrides", base, base_file)
+    benchmark = (base.get("data") or {}).get("benchmark", "synthetic")
+    if benchmark != "synthetic":
+        raise ConfigError(f"{name}: length-generalisation experiments run on the synthetic "
+                          f"benchmark, but data.benchmark is {benchmark!r}")
+
+    models = data.get("models")
+    if not isinstance(models, dict) or not models:
+        raise ConfigError(f"{name}: 'models' must map at least one model name to a partial "
+                          f"training config (e.g. models: {{rcrn: {{}}}}), got {models!r}")
+    resolved_models: dict[str, dict[str, Any]] = {}
+    for model_name, entry in models.items():
+        _check_name("models", model_name)
+        entry = {} if entry is None else entry
+        if not isinstance(entry, dict):
+            raise ConfigError(f"models.{model_name}: must be a mapping (a partial training "
+                              f"config), got {entry!r}")
+        _check_sections(f"models.{model_name}", entry, base)
+        resolved_models[model_name] = copy.deepcopy(entry)
+
+    subsets = data.get("subsets")
+    if not isinstance(subsets, dict) or not subsets:
+        raise ConfigError(f"{name}: 'subsets' must map at least one name to a subset "
+                          f"(e.g. subsets: {{len_words: {{train_subset: len_words}}}}), "
+                          f"got {subsets!r}")
+    resolved_subsets = {_check_name("subsets", k): _subset_spec(k, v) for k, v in subsets.items()}
+
+    seeds = data.get("seeds", [0])
+    seeds = [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+    if (not isinstance(seeds, list) or not seeds
+            or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds)):
+        raise ConfigError(f"{name}: 'seeds' must be a non-empty list of integers, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"{name}: 'seeds' lists a seed twice: {seeds}")
+
+    keep = data.get("keep_checkpoints", True)
+    if not isinstance(keep, bool):
+        raise ConfigError(f"{name}: 'keep_checkpoints' must be true or false, got {keep!r}")
+    buckets = data.get("buckets") or {}
+    if not isinstance(buckets, dict) or set(buckets) - {"word_bin"}:
+        raise ConfigError(f"{name}: 'buckets' takes only word_bin (e.g. buckets: "
+                          f"{{word_bin: 4}}), got {buckets!r}")
+    word_bin = buckets.get("word_bin", 4)
+    if isinstance(word_bin, bool) or not isinstance(word_bin, int) or word_bin < 1:
+        raise ConfigError(f"{name}: buckets.word_bin must be an integer >= 1, got {word_bin!r}")
+    claim = data.get("claim") or {}
+    if not isinstance(claim, dict) or set(claim) - {"model", "baseline"} \
+            or not all(isinstance(v, str) for v in claim.values()):
+        raise ConfigError(f"{name}: 'claim' takes model and baseline names (e.g. claim: "
+                          f"{{model: rcrn, baseline: cross_encoder}}), got {claim!r}")
+    return Experiment(base=base, models=resolved_models, subsets=resolved_subsets,
+                      seeds=list(seeds), keep_checkpoints=keep, word_bin=word_bin,
+                      claim_model=claim.get("model", "rcrn"),
+                      claim_baseline=claim.get("baseline", "cross_encoder"), source=name)
+
+
+def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str, Any]:
+    """The training config of one run: base, model entry, subset and seed.
+
+    The entry is merged over the base, except that an entry whose ``model.arch``
+    differs from the base's (``"rcrn"`` when unset) replaces the ``model`` section.
+    ``data.seed`` is pinned to the base's data seed, so the dataset (generated
+    when absent) does not depend on the run's seed.
+    """
+    cfg = copy.deepcopy(exp.base)
+    entry = exp.models[model]
+    base_arch = (cfg.get("model") or {}).get("arch", "rcrn")
+    entry_model = entry.get("model")
+    if isinstance(entry_model, dict) and entry_model.get("arch", base_arch) != base_arch:
+        cfg = _merge(cfg, {k: v for k, v in entry.items() if k != "model"})
+        cfg["model"] = copy.deepcopy(entry_model)
+    else:
+        cfg = _merge(cfg, entry)
+    spec = exp.subsets[subset]
+    data = cfg.setdefault("data", {})
+    data.setdefault("seed", int(exp.base.get("seed", 0)))
+    data["train_subset"] = spec["train_subset"]
+    data["length"] = spec["length"]
+    cfg["seed"] = int(seed)
+    cfg.setdefault("train", {})["eval_every"] = 0
+    return cfg
+
+
+def _run_key(cfg: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """What a run's result depends on (JSON-normalised, for comparing with result.json)."""
+    return json.loads(json.dumps({"config": cfg, "subset": spec}, sort_keys=True, default=str))
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out or {prefix: {}}
+    return {prefix: value}
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any], limit: int = 6) -> str:
+    a, b = _flatten(old), _flatten(new)
+    keys = sorted(k for k in set(a) | set(b) if a.get(k, "<unset>") != b.get(k, "<unset>"))
+    shown = [f"{k}: {a.get(k, '<unset>')!r} -> {b.get(k, '<unset>')!r}" for k in keys[:limit]]
+    more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
+    return "; ".join(shown) + more
+
+
+# -------------------------------------------------------------------- data
+def _pair_of(problem: Any) -> str:
+    meta = getattr(problem, "meta", None) or {}
+    return str(meta.get("pair_id") or problem.id)
+
+
+def select_fraction(problems: Sequence[Any], fraction: float, seed: int) -> list[Any]:
+    """A seeded ``fraction`` of the pairs of ``problems`` (a positive and its mismatch
+    stay together, selected by ``meta['pair_id']``), in their original order.
+
+    The pairs are shuffled once per seed and a prefix is kept, so for one seed a
+    smaller fraction is a subset of a larger one.
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    pairs = sorted({_pair_of(p) for p in problems})
+    random.Random(f"rcrn-lengthgen-fraction:{int(seed)}").shuffle(pairs)
+    keep = set(pairs[:max(1, round(fraction * len(pairs)))])
+    return [p for p in problems if _pair_of(p) in keep]
+
+
+class _Data:
+    """Train and test problems, parsed and detected once per data config."""
+
+    def __init__(self, progress: bool, say: Callable[[str], None]) -> None:
+        self.progress, self.say = progress, say
+        self._train: dict[tuple[str, str | None], list[Any]] = {}
+        self._test: dict[str, tuple[list[Any], dict[str, int]]] = {}
+
+    @staticmethod
+    def _key(cfg: dict[str, Any]) -> str:
+        data = {k: v for k, v in (cfg.get("data") or {}).items()
+                if k not in ("train_subset", "length")}
+        return json.dumps(data, sort_keys=True, default=str)
+
+    def train(self, cfg: dict[str, Any], subset: str | None) -> list[Any]:
+        from rcrn.engine.commands import synthetic_benchmark
+
+        key = (self._key(cfg), subset)
+        if key not in self._train:
+            bench = synthetic_benchmark(cfg, "train", subset, progress=self.progress)
+            self._train[key] = list(bench.problems())
+        return self._train[key]
+
+    def test(self, cfg: dict[str, Any]) -> tuple[list[Any], dict[str, int]]:
+        from rcrn.engine.commands import synthetic_benchmark
+
+        key = self._key(cfg)
+        if key not in self._test:
+            bench = synthetic_benchmark(cfg, "test", None, progress=self.progress)
+            self._test[key] = (list(bench.problems()), dict(bench.thresholds))
+            scenes = (bench.manifest.get("totals") or {}).get("scenes")
+            wanted = (cfg.get("data") or {}).get("scenes")
+            if wanted is not None and scenes is not None and int(wanted) != int(scenes):
+                self.say(f"note: {bench.root} holds {scenes} scenes, data.scenes says "
+                         f"{wanted}; the existing dataset is used (give another data.root "
+                         "to generate one of that size)")
+        return self._test[key]
+
+
+# ----------------------------------------------------------------- metrics
+def _length(problem: Any, kind: str) -> int:
+    from benchmarks.synthetic.splits import length_of
+
+    return length_of(problem.meta, kind)
+
+
+def bucket_metrics(problems: Sequence[Any], predictions: Sequence[Any], kind: str, width: int,
+                   threshold: int) -> list[dict[str, Any]]:
+    """GITM-MR metrics of the items of each length bucket, shortest first.
+
+    Args:
+        kind: ``"words"`` (the pair's positive's word count) or ``"relations"``.
+        width: bucket width; buckets are ``[threshold + 1 + i * width,
+            threshold + (i + 1) * width]``, so the threshold is a bucket edge.
+        threshold: the in-distribution limit of ``kind``.
+
+    Returns:
+        One dict per non-empty bucket: ``bucket`` (label), ``lo``, ``hi``,
+        ``in_distribution`` (``hi <= threshold``) and the rates and counts of
+        :func:`benchmarks.gitm_metrics.gitm_metrics`' full part.
+    """
+    from benchmarks.gitm_metrics import gitm_metrics
+
+    groups: dict[int, list[Any]] = {}
+    for p in problems:
+        groups.setdefault((_length(p, kind) - threshold - 1) // width, []).append(p)
+    out = []
+    for b in sorted(groups):
+        lo = max(threshold + 1 + b * width, 0)
+        hi = threshold + (b + 1) * width
+        part = gitm_metrics(groups[b], predictions)["full"]
+        out.append({"bucket": str(lo) if lo == hi else f"{lo}-{hi}", "lo": lo, "hi": hi,
+                    "in_distribution": hi <= threshold, **part})
+    return out
+
+
+def evaluate_predictions(problems: Sequence[Any], predictions: Sequence[Any],
+                         thresholds: dict[str, int], length: str = "words",
+                         word_bin: int = 4) -> dict[str, Any]:
+    """Metrics of one run on the test split.
+
+    Returns:
+        ``{"length", "threshold", "parts": {in_distribution, out_of_distribution, full},
+        "buckets": {"words": [...], "relations": [...]}}``; the parts split the
+        items by ``length`` at its threshold (as ``SyntheticBenchmark.evaluate``
+        does), the buckets are those of :func:`bucket_metrics` (relations: one per
+        count).
+    """
+    from benchmarks.gitm_metrics import gitm_metrics
+
+    threshold = int(thresholds[THRESHOLD_KEYS[length]])
+    parts = gitm_metrics(problems, predictions, length_fn=lambda p: _length(p, length),
+                         threshold=threshold)
+    return {
+        "length": length, "threshold": threshold,
+        "parts": {k: parts[k] for k in PARTS},
+        "buckets": {
+            "words": bucket_metrics(problems, predictions, "words", word_bin,
+                                    int(thresholds["max_words"])),
+            "relations": bucket_metrics(problems, predictions, "relations", 1,
+                                        int(thresholds["max_relations"])),
+        },
+    }
+
+
+# -------------------------------------------------------------------- runs
+@dataclass
+class RunOutcome:
+    """One (model, subset, seed): ``status`` is ``"trained"``, ``"cached"`` (its
+    result.json was reused), ``"rebucketed"`` (reused, buckets recomputed from its
+    predictions) or, in a dry run, ``"to train"`` / ``"changed"``."""
+
+    model: str
+    subset: str
+    seed: int
+    status: str
+    path: Path
+    result: dict[str, Any] | None = None
+
+
+@dataclass
+class ExperimentReport:
+    outcomes: list[RunOutcome]
+    results: list[dict[str, Any]]
+    summary: str
+    files: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _run_dir(out: Path, model: str, subset: str, seed: int) -> Path:
+    return out / "runs" / model / subset / f"seed{seed}"
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return result if isinstance(result, dict) and "key" in result else None
+
+
+def _state(exp: Experiment, out: Path, model: str, subset: str, seed: int
+           ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """(``"new"`` | ``"cached"`` | ``"rebucket"`` | ``"changed"``, run key, old result)."""
+    cfg = run_config(exp, model, subset, seed)
+    key = _run_key(cfg, exp.subsets[subset])
+    old = _read_result(_run_dir(out, model, subset, seed) / "result.json")
+    if old is None:
+        return "new", key, None
+    if old["key"] != key:
+        return "changed", key, old
+    if old.get("word_bin") != exp.word_bin:
+        return "rebucket", key, old
+    return "cached", key, old
+
+
+def _check_models(exp: Experiment, models: Iterable[str]) -> None:
+    """Build every selected model once on a tiny vocabulary, so that a bad entry fails
+    before hours of training (the message names the entry)."""
+    from rcrn.batching import Vocab
+    from rcrn.engine.trainer import build_model
+
+    subset = next(iter(exp.subsets))
+    for name in models:
+        cfg = run_config(exp, name, subset, exp.seeds[0])
+        try:
+            build_model(cfg, Vocab(["the"]), pretrained_words=False)
+        except Exception as exc:  # any failure is reported with the entry
+            raise ConfigError(f"models.{name}: the model cannot be built: "
+                              f"{type(exc).__name__}: {exc}") from exc
+
+
+def _write_json(path: Path, value: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _clear_run(run_dir: Path) -> None:
+    import shutil
+
+    for name in RUN_FILES:
+        (run_dir / name).unlink(missing_ok=True)
+    if (run_dir / "tb").is_dir():
+        shutil.rmtree(run_dir / "tb")
+
+
+def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
+               key: dict[str, Any], data: _Data, progress: bool) -> dict[str, Any]:
+    from rcrn.engine.trainer import Trainer, predict
+
+    t0 = time.time()
+    run_dir = _run_dir(out, model, subset, seed)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _clear_run(run_dir)
+    cfg = run_config(exp, model, subset, seed)
+    spec = exp.subsets[subset]
+    train = data.train(cfg, spec["train_subset"])
+    if spec["fraction"] is not None:
+        train = select_fraction(train, spec["fraction"], seed)
+    test, thresholds = data.test(cfg)
+    t1 = time.time()
+    trainer = Trainer(cfg, train, run_dir)
+    trainer.fit(progress=progress)
+    t2 = time.time()
+    with_images = getattr(trainer, "with_images",
+                          getattr(trainer.model, "region_encoder", None) is not None)
+    preds = predict(trainer.model, test, trainer.vocab,
+                    batch_size=int((cfg.get("eval") or {}).get("batch_size", 128)),
+                    with_images=with_images)
+    with open(run_dir / "predictions.jsonl", "w", encoding="utf-8") as f:
+        for p in preds:
+            f.write(json.dumps(p.to_dict()) + "\n")
+    metrics = evaluate_predictions(test, preds, thresholds, spec["length"], exp.word_bin)
+    t3 = time.time()
+    import rcrn
+
+    result = {
+        "model": model, "subset": subset, "seed": int(seed), "key": key,
+        "word_bin": exp.word_bin, "thresholds": thresholds,
+        "train_subset": spec["train_subset"], "fraction": spec["fraction"],
+        "train_size": len(train), "train_pairs": len({_pair_of(p) for p in train}),
+        "test_size": len(test), "steps": int(trainer.step),
+        "wall_time_s": round(t3 - t0, 2), "data_time_s": round(t1 - t0, 2),
+        "train_time_s": round(t2 - t1, 2), "eval_time_s": round(t3 - t2, 2),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "rcrn_version": rcrn.__version__,
+        **metrics,
+    }
+    _write_json(run_dir / "result.json", result)
+    if not exp.keep_checkpoints:
+        (run_dir / "last.pt").unlink(missing_ok=True)
+    return result
+
+
+def _rebucket(exp: Experiment, out: Path, old: dict[str, Any], data: _Data) -> dict[str, Any]:
+    """Recompute a reused run's buckets with the current ``word_bin`` from its predictions."""
+    from rcrn.structures import Prediction
+
+    run_dir = _run_dir(out, old["model"], old["subset"], old["seed"])
+    cfg = run_config(exp, old["model"], old["subset"], old["seed"])
+    lines = (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    preds = [Prediction.from_dict(json.loads(x)) for x in lines if x.strip()]
+    test, thresholds = data.test(cfg)
+    result = dict(old, word_bin=exp.word_bin,
+                  **evaluate_predictions(test, preds, thresholds,
+                                         exp.subsets[old["subset"]]["length"], exp.word_bin))
+    _write_json(run_dir / "result.json", result)
+    return result
+
+
+def _select(kind: str, wanted: Sequence[Any] | None, known: Sequence[Any]) -> list[Any]:
+    if not wanted:
+        return list(known)
+    if kind == "seeds":
+        return list(dict.fromkeys(int(s) for s in wanted))
+    bad = [w for w in wanted if w not in known]
+    if bad:
+        raise ConfigError(f"unknown {kind} {bad} (--{kind}); the experiment config defines "
+                          f"{list(known)}")
+    return list(dict.fromkeys(wanted))
+
+
+def _fmt_part(result: dict[str, Any], part: str) -> str:
+    row = result["parts"][part]
+    cells = []
+    for rate in ("match", "grounding", "mrr"):
+        v = row.get(rate)
+        cells.append(f"{RATE_TITLES[rate]} {'–' if v is None else f'{100 * v:.1f}'}")
+    return f"{PART_TITLES[part]} " + " / ".join(cells)
+
+
+def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | Path,
+                   overrides: Sequence[str] = (), models: Sequence[str] | None = None,
+                   subsets: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
+                   rerun_changed: bool = False, progress: bool = True, dry_run: bool = False,
+                   aggregate_only: bool = False,
+                   log: Callable[[str], None] | None = None) -> ExperimentReport:
+    """Train and evaluate every selected (model, subset, seed), then aggregate.
+
+    Args:
+        config: an experiment config (path, mapping, or :class:`Experiment`).
+        out: output folder.
+        overrides: ``key=value`` items (see :func:`load_experiment`); not used when
+            ``config`` is an :class:`Experiment` already.
+        models / subsets / seeds: restrict the runs to these (default: all of the
+            config); seeds may also name seeds the config does not list.
+        rerun_changed: retrain runs whose ``result.json`` was made with another
+            config (otherwise such runs are refused, before anything is trained).
+        progress: show the training progress bars.
+        dry_run: only report what would be trained.
+        aggregate_only: train nothing; rebuild the CSV, summary and plots.
+        log: where progress lines go (default: print).
+
+    Returns:
+        The outcomes of the selected runs, every result aggregated, and the summary.
+
+    Raises:
+        ConfigError: for a bad config, selection or model entry, and for changed
+            runs without ``rerun_changed``.
+    """
+    say = log or (lambda s: print(s, flush=True))
+    exp = config if isinstance(config, Experiment) else load_experiment(config, overrides)
+    out = Path(out)
+    sel_models = _select("models", models, list(exp.models))
+    sel_subsets = _select("subsets", subsets, list(exp.subsets))
+    sel_seeds = _select("seeds", seeds, exp.seeds)
+    plan = [(m, s, k) for m in sel_models for s in sel_subsets for k in sel_seeds]
+    states = {run: _state(exp, out, *run) for run in plan}
+    changed = [run for run, (state, _, _) in states.items() if state == "changed"]
+    outcomes: list[RunOutcome] = []
+    if dry_run or aggregate_only:
+        for run, (state, _, old) in states.items():
+            status = {"new": "to train", "rebucket": "to rebucket"}.get(state, state)
+            outcomes.append(RunOutcome(*run, status=status, path=_run_dir(out, *run),
+                                       result=old if state == "cached" else None))
+            if dry_run:
+                extra = (f" ({_diff(old['key'], states[run][1])})"
+                         if state == "changed" and old else "")
+                say(f"{run[0]} / {run[1]} / seed {run[2]}: {status}{extra}")
+        if dry_run:
+            return ExperimentReport(outcomes, [], "", {}, [])
+    else:
+        if changed and not rerun_changed:
+            details = "\n".join(
+                f"  {m} / {s} / seed {k} ({_run_dir(out, m, s, k) / 'result.json'}): "
+                f"{_diff(states[(m, s, k)][2]['key'], states[(m, s, k)][1])}"
+                for m, s, k in changed)
+            raise ConfigError(f"{len(changed)} run(s) in {out} were made with another "
+                              f"config:\n{details}\npass --rerun-changed to retrain them, "
+                              "or choose another --out")
+        to_train = [run for run in plan if states[run][0] in ("new", "changed")]
+        if to_train:
+            _check_models(exp, dict.fromkeys(m for m, _, _ in to_train))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "experiment.yaml").write_text(yaml.safe_dump(exp.to_dict(), sort_keys=False),
+                                             encoding="utf-8")
+        data = _Data(progress, say)
+        for i, run in enumerate(plan, 1):
+            state, key, old = states[run]
+            head = f"[{i}/{len(plan)}] {run[0]} / {run[1]} / seed {run[2]}"
+            path = _run_dir(out, *run)
+            if state == "cached":
+                say(f"{head}: done before, skipped ({path / 'result.json'})")
+                outcomes.append(RunOutcome(*run, status="cached", path=path, result=old))
+                continue
+            if state == "rebucket" and (path / "predictions.jsonl").exists():
+                say(f"{head}: done before; recomputing its buckets (word_bin {exp.word_bin})")
+                outcomes.append(RunOutcome(*run, status="rebucketed", path=path,
+                                           result=_rebucket(exp, out, old, data)))
+                continue
+            if state == "changed":
+                say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
+            cfg = run_config(exp, *run)
+            say(f"{head}: training ({cfg.get('train', {}).get('steps', '?')} steps)")
+            result = _train_run(exp, out, *run, key, data, progress)
+            say(f"{head}: {result['train_size']} training problems, "
+                f"{result['wall_time_s']:.0f} s; "
+                + "; ".join(_fmt_part(result, p) for p in ("in_distribution",
+                                                           "out_of_distribution")))
+            outcomes.append(RunOutcome(*run, status="trained", path=path, result=result))
+    report = aggregate(exp, out, extra_runs=plan)
+    report.outcomes = outcomes
+    return report
+
+
+# --------------------------------------------------------------- aggregate
+def _collect(exp: Experiment, out: Path, extra_runs: Sequence[tuple[str, str, int]] = ()
+             ) -> tuple[list[dict[str, Any]], list[str]]:
+    grid = [(m, s, k) for m in exp.models for s in exp.subsets for k in exp.seeds]
+    runs = list(dict.fromkeys(grid + [r for r in extra_runs
+                                      if r[0] in exp.models and r[1] in exp.subsets]))
+    results, notes = [], []
+    missing = []
+    for run in runs:
+        state, _, old = _state(exp, out, *run)
+        if state in ("cached", "rebucket"):
+            results.append(old)
+            if state == "rebucket":
+                notes.append(f"{run[0]} / {run[1]} / seed {run[2]}: word buckets of width "
+                             f"{old.get('word_bin')}, not {exp.word_bin}; a run without "
+                             "--aggregate-only recomputes them")
+        elif state == "changed":
+            notes.append(f"{run[0]} / {run[1]} / seed {run[2]}: its result was made with "
+                         "another config; left out")
+        elif run in grid:
+            missing.append(f"{run[0]}/{run[1]}/seed{run[2]}")
+    if missing:
+        notes.append(f"{len(missing)} run(s) of the config have no result yet: "
+                     + ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else ""))
+    return results, notes
+
+
+def _csv_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for r in results:
+        common = {"model": r["model"], "subset": r["subset"], "seed": r["seed"],
+                  "train_subset": r.get("train_subset") or "",
+                  "fraction": "" if r.get("fraction") is None else r["fraction"],
+                  "train_size": r["train_size"], "train_pairs": r.get("train_pairs", ""),
+                  "steps": r.get("steps", ""), "wall_time_s": r.get("wall_time_s", ""),
+                  "train_time_s": r.get("train_time_s", ""),
+                  "eval_time_s": r.get("eval_time_s", "")}
+        threshold = r["threshold"]
+        for part in PARTS:
+            lo, hi = {"in_distribution": (0, threshold),
+                      "out_of_distribution": (threshold + 1, "")}.get(part, ("", ""))
+            rows.append(dict(common, bucket_kind=f"part_by_{r['length']}", bucket=part,
+                             lo=lo, hi=hi,
+                             in_distribution={"full": ""}.get(part, part == "in_distribution"),
+                             **{k: r["parts"][part].get(k) for k in
+                                ("n", "n_matched", "n_mismatched") + RATES}))
+        for kind in ("words", "relations"):
+            for b in r["buckets"][kind]:
+                rows.append(dict(common, bucket_kind=kind, bucket=b["bucket"], lo=b["lo"],
+                                 hi=b["hi"], in_distribution=b["in_distribution"],
+                                 **{k: b.get(k) for k in
+                                    ("n", "n_matched", "n_mismatched") + RATES}))
+    return rows
+
+
+def _write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in CSV_FIELDS})
+
+
+def _stats(values: Iterable[float | None]) -> tuple[float | None, float | None, int]:
+    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    if not vals:
+        return None, None, 0
+    return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0), len(vals)
+
+
+def _pm(values: Iterable[float | None], scale: float = 100.0, signed: bool = False) -> str:
+    mean, std, n = _stats(values)
+    if mean is None:
+        return "–"
+    text = f"{scale * mean:+.1f}" if signed else f"{scale * mean:.1f}"
+    return f"{text} ± {scale * std:.1f}" if n > 1 else text
+
+
+def _group(results: Sequence[dict[str, Any]], exp: Experiment
+           ) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    out = []
+    models = list(dict.fromkeys(list(exp.models) + [r["model"] for r in results]))
+    subsets = list(dict.fromkeys(list(exp.subsets) + [r["subset"] for r in results]))
+    for m in models:
+        for s in subsets:
+            rs = sorted((r for r in results if r["model"] == m and r["subset"] == s),
+                        key=lambda r: r["seed"])
+            if rs:
+                out.append((m, s, rs))
+    return out
+
+
+def _part(r: dict[str, Any], part: str, rate: str) -> float | None:
+    return r["parts"][part].get(rate)
+
+
+def _describe_subset(spec: dict[str, Any]) -> str:
+    bits = []
+    if spec.get("train_subset"):
+        bits.append(str(spec["train_subset"]))
+    if spec.get("fraction") is not None:
+        bits.append(f"{100 * spec['fraction']:g}% of pairs")
+    return ", ".join(bits) or "whole train split"
+
+
+def _claim_lines(exp: Experiment, groups: list[tuple[str, str, list[dict[str, Any]]]]
+                 ) -> list[str]:
+    lines = ["## Claims", ""]
+    by = {(m, s): rs for m, s, rs in groups}
+    a, b = exp.claim_model, exp.claim_baseline
+    compared = False
+    for subset in dict.fromkeys(s for _, s, _ in groups):
+        ra, rb = by.get((a, subset)), by.get((b, subset))
+        if not ra or not rb:
+            continue
+        compared = True
+        seeds_b = {r["seed"]: r for r in rb}
+        paired = [(x, seeds_b[x["seed"]]) for x in ra if x["seed"] in seeds_b]
+        cells = []
+        for rate in ("match", "grounding"):
+            if paired:
+                diffs = [None if _part(x, "out_of_distribution", rate) is None
+                         or _part(y, "out_of_distribution", rate) is None
+                         else _part(x, "out_of_distribution", rate)
+                         - _part(y, "out_of_distribution", rate) for x, y in paired]
+                cells.append(f"{RATE_TITLES[rate]} {_pm(diffs, signed=True)} pts")
+            else:
+                ma = _stats(_part(x, "out_of_distribution", rate) for x in ra)[0]
+                mb = _stats(_part(y, "out_of_distribution", rate) for y in rb)[0]
+                cells.append(f"{RATE_TITLES[rate]} "
+                             + ("–" if ma is None or mb is None else f"{100 * (ma - mb):+.1f}")
+                             + " pts")
+        how = (f"paired by seed over {len(paired)} seed(s)" if paired
+               else "difference of means; no common seeds")
+        lines.append(f"- {a} − {b}, OOD on `{subset}` (by {ra[0]['length']}): "
+                     + ", ".join(cells) + f" ({how})")
+    if not compared:
+        have = sorted({m for m, _, _ in groups})
+        missing = [x for x in (a, b) if x not in have]
+        lines.append(f"- {a} − {b}: not compared"
+                     + (f" ({', '.join(missing)} has no results)" if missing
+                        else " (no subset where both ran)"))
+    lines += ["", "OOD drop (ID − OOD, points; mean ± std over seeds):", ""]
+    for m, s, rs in groups:
+        cells = []
+        for rate in ("match", "grounding", "mrr"):
+            drops = [None if _part(r, "in_distribution", rate) is None
+                     or _part(r, "out_of_distribution", rate) is None
+                     else _part(r, "in_distribution", rate) - _part(r, "out_of_distribution", rate)
+                     for r in rs]
+            cells.append(f"{RATE_TITLES[rate]} {_pm(drops)}")
+        lines.append(f"- {m} / {s}: " + ", ".join(cells))
+    return lines
+
+
+def _bucket_table(kind: str, subset: str, groups: list[tuple[str, str, list[dict[str, Any]]]]
+                  ) -> list[str]:
+    rows = [(m, rs) for m, s, rs in groups if s == subset]
+    if not rows:
+        return []
+    labels = list(dict.fromkeys(b["bucket"] for _, rs in rows for r in rs
+                                for b in r["buckets"][kind]))
+    threshold = rows[0][1][0]["thresholds"][THRESHOLD_KEYS[kind]]
+    title = "word length" if kind == "words" else "number of relations"
+    lines = [f"### `{subset}`: Match / Grounding % by {title} (in-distribution <= "
+             f"{threshold}; mean over seeds)", "",
+             "| Model | " + " | ".join(labels) + " |",
+             "|---|" + "---:|" * len(labels)]
+    for m, rs in rows:
+        cells = []
+        for label in labels:
+            bs = [b for r in rs for b in r["buckets"][kind] if b["bucket"] == label]
+            mm = _stats(b.get("match") for b in bs)[0]
+            gg = _stats(b.get("grounding") for b in bs)[0]
+            cells.append(("–" if mm is None else f"{100 * mm:.0f}") + " / "
+                         + ("–" if gg is None else f"{100 * gg:.0f}"))
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    n = [b["n"] for b in rows[0][1][0]["buckets"][kind]]
+    lines.append("| *items* | " + " | ".join(str(x) for x in n) + " |")
+    return lines + [""]
+
+
+def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
+                   notes: Sequence[str] = ()) -> str:
+    """summary.md: the mean ± std table, claim lines, bucket tables and notes."""
+    groups = _group(results, exp)
+    lines = ["# Length generalisation and data efficiency", "",
+             f"Experiment: `{exp.source}`. Test split: the whole synthetic test split; "
+             "ID / OOD split it by the length named in *ID by* at the dataset's threshold. "
+             "Rates in %, mean ± std over seeds (sample std).", ""]
+    header = ["Model", "Subset", "Seeds", "Train size", "ID by"]
+    header += [f"{PART_TITLES[p]} {RATE_TITLES[r]}" for p in PARTS
+               for r in ("match", "grounding", "mrr")]
+    header += ["Time / run (s)"]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|---|---|---:|---:|---|" + "---:|" * (len(header) - 5))
+    for m, s, rs in groups:
+        size = _stats(r["train_size"] for r in rs)[0]
+        cells = [m, s, str(len(rs)), f"{size:.0f}",
+                 f"{rs[0]['length']} <= {rs[0]['threshold']}"]
+        cells += [_pm(_part(r, p, rate) for r in rs) for p in PARTS
+                  for rate in ("match", "grounding", "mrr")]
+        cells.append(_pm((r.get("wall_time_s") for r in rs), scale=1.0))
+        lines.append("| " + " | ".join(cells) + " |")
+    if not groups:
+        lines.append("| *(no results yet)* |" + " |" * (len(header) - 1))
+    lines += [""] + _claim_lines(exp, groups) + [""]
+    length_subsets = [s for s, spec in exp.subsets.items() if spec["train_subset"]]
+    for s in length_subsets or list(exp.subsets)[:1]:
+        lines += _bucket_table("words", s, groups)
+        lines += _bucket_table("relations", s, groups)
+    subsets = ", ".join(f"`{s}` = {_describe_subset(spec)}" for s, spec in exp.subsets.items())
+    lines += [f"Subsets: {subsets}.", ""]
+    if notes:
+        lines += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------- plots
+_RATE_ERR = dict(capsize=3, marker="o", markersize=3, linewidth=1.2)
+
+
+def _new_figure(rows: int, cols: int, width: float = 4.2, height: float = 3.0) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(max(width * cols, 6.5), height * rows))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    return fig, axes
+
+
+def _plot_buckets(exp: Experiment, groups: list[tuple[str, str, list[dict[str, Any]]]],
+                  kind: str, path: Path) -> str:
+    from benchmarks.synthetic.splits import TRAIN_SUBSETS
+
+    length_subsets = [s for s, spec in exp.subsets.items() if spec["train_subset"]]
+    have = {s for _, s, _ in groups}
+    chosen = [s for s in length_subsets if s in have]
+    note = ""
+    if not chosen:
+        chosen = [s for s in exp.subsets if s in have]
+        note = " (no length subset ran; all subsets shown)"
+    if not chosen:
+        path.unlink(missing_ok=True)
+        return f"{path.name}: skipped (no results)"
+    fig, axes = _new_figure(2, len(chosen))
+    for col, subset in enumerate(chosen):
+        threshold = None
+        for model, s, rs in groups:
+            if s != subset:
+                continue
+            labels = [b["bucket"] for b in rs[0]["buckets"][kind]]
+            xs, ys, es = {}, {}, {}
+            for label in labels:
+                bs = [b for r in rs for b in r["buckets"][kind] if b["bucket"] == label]
+                xs[label] = (bs[0]["lo"] + bs[0]["hi"]) / 2
+                for rate in ("match", "grounding"):
+                    mean, std, _ = _stats(b.get(rate) for b in bs)
+                    ys.setdefault(rate, []).append(math.nan if mean is None else 100 * mean)
+                    es.setdefault(rate, []).append(0.0 if std is None else 100 * std)
+            threshold = rs[0]["thresholds"][THRESHOLD_KEYS[kind]]
+            for row, rate in enumerate(("match", "grounding")):
+                axes[row][col].errorbar(list(xs.values()), ys[rate], yerr=es[rate],
+                                        label=model, **_RATE_ERR)
+        trained_on = exp.subsets[subset]["train_subset"]
+        shade = trained_on is not None and TRAIN_SUBSETS[trained_on][1] == THRESHOLD_KEYS[kind]
+        for row, rate in enumerate(("match", "grounding")):
+            ax = axes[row][col]
+            if threshold is not None:
+                ax.axvline(threshold + 0.5, color="grey", linestyle="--", linewidth=1)
+                if shade:
+                    ax.axvspan(threshold + 0.5, ax.get_xlim()[1], color="grey", alpha=0.08)
+            ax.set_ylim(-2, 102)
+            ax.set_ylabel(f"{RATE_TITLES[rate]} %")
+            ax.set_xlabel("words (bucket centre)" if kind == "words" else "relations")
+            ax.set_title(f"train: {subset}", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[0][col].legend(fontsize=7)
+    fig.suptitle(f"Test accuracy vs {'expression length' if kind == 'words' else 'relations'}"
+                 " (mean ± std over seeds)\ndashed: in-distribution threshold; shaded: "
+                 "longer than any training expression",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return f"{path.name}: {', '.join(chosen)}{note}"
+
+
+def _plot_train_size(exp: Experiment, groups: list[tuple[str, str, list[dict[str, Any]]]],
+                     path: Path) -> str:
+    fraction_groups = [(m, s, rs) for m, s, rs in groups
+                       if exp.subsets.get(s, {}).get("fraction") is not None]
+    if not fraction_groups:
+        path.unlink(missing_ok=True)
+        return f"{path.name}: skipped (no fraction subsets in the results)"
+    rates = ("match", "grounding", "mrr")
+    fig, axes = _new_figure(2, len(rates))
+    lines: dict[tuple[str, Any], list[tuple[float, dict[str, list[Any]]]]] = {}
+    for m, s, rs in fraction_groups:
+        size = _stats(r["train_size"] for r in rs)[0]
+        lines.setdefault((m, exp.subsets[s]["train_subset"]), []).append((size, rs))
+    for (model, base), points in lines.items():
+        points.sort(key=lambda p: p[0])
+        label = model if base is None else f"{model} ({base})"
+        for row, part in enumerate(("full", "out_of_distribution")):
+            for col, rate in enumerate(rates):
+                ys, es = [], []
+                for _, rs in points:
+                    mean, std, _ = _stats(_part(r, part, rate) for r in rs)
+                    ys.append(math.nan if mean is None else 100 * mean)
+                    es.append(0.0 if std is None else 100 * std)
+                axes[row][col].errorbar([p[0] for p in points], ys, yerr=es, label=label,
+                                        **_RATE_ERR)
+    for m, s, rs in groups:  # the length subsets, as single reference points
+        if exp.subsets.get(s, {}).get("fraction") is None:
+            size = _stats(r["train_size"] for r in rs)[0]
+            for row, part in enumerate(("full", "out_of_distribution")):
+                for col, rate in enumerate(rates):
+                    mean, std, _ = _stats(_part(r, part, rate) for r in rs)
+                    if mean is not None:
+                        axes[row][col].errorbar([size], [100 * mean], yerr=[100 * (std or 0)],
+                                                marker="x", linestyle="none", capsize=3,
+                                                label=f"{m} ({s})")
+    largest = max(_stats(r["train_size"] for r in rs)[0] for _, _, rs in groups)
+    for row, part in enumerate(("full", "out_of_distribution")):
+        for col, rate in enumerate(rates):
+            ax = axes[row][col]
+            ax.set_xlim(0, 1.08 * largest)
+            ax.set_ylim(-2, 102)
+            ax.set_xlabel("training problems")
+            ax.set_ylabel(f"{PART_TITLES[part]} {RATE_TITLES[rate]} %")
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Test accuracy vs training-set size (mean ± std over seeds)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return f"{path.name}: " + ", ".join(dict.fromkeys(s for _, s, _ in fraction_groups))
+
+
+def aggregate(exp: Experiment, out: str | Path,
+              extra_runs: Sequence[tuple[str, str, int]] = ()) -> ExperimentReport:
+    """Gather every current result under ``out`` (all runs of the config, plus
+    ``extra_runs``) into results.csv, summary.md and the plots."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    results, notes = _collect(exp, out, extra_runs)
+    files = {"csv": out / "results.csv", "summary": out / "summary.md",
+             "length": out / "accuracy_vs_length.png",
+             "relations": out / "accuracy_vs_relations.png",
+             "train_size": out / "accuracy_vs_train_size.png"}
+    _write_csv(_csv_rows(results), files["csv"])
+    groups = _group(results, exp)
+    plots = [_plot_buckets(exp, groups, "words", files["length"]),
+             _plot_buckets(exp, groups, "relations", files["relations"]),
+             _plot_train_size(exp, groups, files["train_size"])]
+    summary = format_summary(exp, results, notes + [f"plot {p}" for p in plots])
+    files["summary"].write_text(summary, encoding="utf-8")
+    return ExperimentReport([], results, summary,
+                            {k: v for k, v in files.items() if v.exists()}, notes)

@@ -1,0 +1,293 @@
+"""``rcrn lengthgen``: runs, resumption, aggregation and config errors on a tiny dataset."""
+
+from __future__ import annotations
+
+import csv
+import json
+import runpy
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from rcrn import programs as P
+from rcrn.engine.config import ConfigError
+from rcrn.experiments.lengthgen import (
+    load_experiment,
+    run_config,
+    run_experiment,
+    select_fraction,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = ROOT / "rcrn" / "configs" / "synthetic.yaml"
+TINY_MODEL = dict(word_dim=8, lstm_hidden=8, joint=16, hidden=16, sim_dim=8, vis_dim=8,
+                  spatial_dim=4, pair_dim=8, classify_hidden=8)
+NO_TOP_DOWN = P.to_text(P.ABLATIONS["no_top_down"])
+
+
+def experiment(root: Path, **extra) -> dict:
+    config = {
+        "base": str(BASE),
+        "overrides": {
+            "data": {"root": str(root)},
+            "model": TINY_MODEL,
+            "region_encoder": {"channels": [4, 4, 4], "pool_size": 2},
+            "train": {"steps": 2, "batch_size": 8, "log_every": 1},
+        },
+        "models": {"rcrn": {}, "no_top_down": {"model": {"program": NO_TOP_DOWN}}},
+        "subsets": {"len_words": {"train_subset": "len_words"},
+                    "uniform_50": {"fraction": 0.5}},
+        "seeds": [0, 1],
+        "claim": {"model": "rcrn", "baseline": "no_top_down"},
+    }
+    config.update(extra)
+    return config
+
+
+def write(path: Path, config: dict) -> Path:
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    from benchmarks.synthetic import ensure_dataset
+
+    return ensure_dataset(tmp_path_factory.mktemp("syn") / "data", scenes=20, seed=3, size=64,
+                          per_scene=3, progress=False)
+
+
+@pytest.fixture(scope="module")
+def done(dataset, tmp_path_factory):
+    """The experiment run once through the ``rcrn`` command line."""
+    from rcrn.cli import main
+
+    tmp = tmp_path_factory.mktemp("lengthgen")
+    config = write(tmp / "exp.yaml", experiment(dataset))
+    out = tmp / "out"
+    assert main(["lengthgen", "--config", str(config), "--out", str(out), "--quiet"]) == 0
+    return SimpleNamespace(config=config, out=out, tmp=tmp)
+
+
+def runs(out: Path) -> list[Path]:
+    return sorted((out / "runs").glob("*/*/seed*/result.json"))
+
+
+def test_every_run_writes_its_result_and_the_aggregates(done, capsys):
+    out = done.out
+    found = runs(out)
+    assert len(found) == 2 * 2 * 2
+    for model in ("rcrn", "no_top_down"):
+        for subset in ("len_words", "uniform_50"):
+            for seed in (0, 1):
+                d = out / "runs" / model / subset / f"seed{seed}"
+                result = json.loads((d / "result.json").read_text())
+                assert (result["model"], result["subset"], result["seed"]) == (model, subset,
+                                                                               seed)
+                assert result["key"]["config"]["seed"] == seed
+                assert result["wall_time_s"] > 0 and result["steps"] == 2
+                for name in ("last.pt", "metrics.jsonl", "config.yaml", "predictions.jsonl"):
+                    assert (d / name).exists(), name
+    for name in ("results.csv", "summary.md", "accuracy_vs_length.png",
+                 "accuracy_vs_relations.png", "accuracy_vs_train_size.png", "experiment.yaml"):
+        assert (out / name).exists(), name
+    summary = (out / "summary.md").read_text()
+    assert " ± " in summary
+    for model in ("rcrn", "no_top_down"):
+        for subset in ("len_words", "uniform_50"):
+            assert f"| {model} | {subset} | 2 |" in summary
+    assert "rcrn − no_top_down, OOD on `len_words`" in summary
+    assert "paired by seed over 2 seed(s)" in summary
+    assert "- rcrn / len_words: Match" in summary
+
+
+def test_csv_rows_and_bucket_counts_add_up(done, dataset):
+    from benchmarks.synthetic import SyntheticBenchmark
+
+    n_test = len(SyntheticBenchmark(dataset, "test"))
+    rows = list(csv.DictReader((done.out / "results.csv").open()))
+    results = [json.loads(p.read_text()) for p in runs(done.out)]
+    expected = sum(3 + len(r["buckets"]["words"]) + len(r["buckets"]["relations"])
+                   for r in results)
+    assert len(rows) == expected
+    for r in results:
+        mine = [x for x in rows if (x["model"], x["subset"], x["seed"])
+                == (r["model"], r["subset"], str(r["seed"]))]
+        parts = {x["bucket"]: x for x in mine if x["bucket_kind"].startswith("part_by_")}
+        assert set(parts) == {"in_distribution", "out_of_distribution", "full"}
+        assert int(parts["full"]["n"]) == n_test == r["test_size"]
+        assert (int(parts["in_distribution"]["n"]) + int(parts["out_of_distribution"]["n"])
+                == n_test)
+        for kind in ("words", "relations"):
+            assert sum(int(x["n"]) for x in mine if x["bucket_kind"] == kind) == n_test
+            assert sum(int(x["n_matched"]) for x in mine if x["bucket_kind"] == kind) \
+                == int(parts["full"]["n_matched"])
+        assert float(parts["full"]["wall_time_s"]) == r["wall_time_s"]
+        assert int(parts["full"]["train_size"]) == r["train_size"]
+
+
+def test_parts_agree_with_the_benchmark_evaluation(done):
+    from rcrn.engine.commands import synthetic_benchmark
+    from rcrn.structures import Prediction
+
+    d = done.out / "runs" / "rcrn" / "len_words" / "seed0"
+    result = json.loads((d / "result.json").read_text())
+    preds = [Prediction.from_dict(json.loads(x))
+             for x in (d / "predictions.jsonl").read_text().splitlines()]
+    bench = synthetic_benchmark(result["key"]["config"], "test", progress=False)
+    list(bench.problems())
+    official = bench.evaluate(preds)
+    for part in ("full", "in_distribution", "out_of_distribution"):
+        assert official[part] == result["parts"][part]
+
+
+def test_a_rerun_reuses_every_result(done, capsys):
+    before = {p: p.stat().st_mtime_ns for p in runs(done.out)}
+    report = run_experiment(done.config, done.out, progress=False, log=lambda s: None)
+    assert [o.status for o in report.outcomes] == ["cached"] * 8
+    assert {p: p.stat().st_mtime_ns for p in runs(done.out)} == before
+    assert len(report.results) == 8 and " ± " in report.summary
+    # the stand-alone script is the same command
+    argv = sys.argv
+    sys.argv = ["length_generalization.py", "--config", str(done.config), "--out",
+                str(done.out), "--dry-run", "--models", "rcrn"]
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            runpy.run_path(str(ROOT / "scripts" / "length_generalization.py"),
+                           run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert exit_.value.code == 0
+    printed = capsys.readouterr().out
+    assert printed.count(": cached") == 4 and "no_top_down" not in printed
+
+
+def test_a_changed_config_is_refused_then_retrained(dataset, tmp_path):
+    config = write(tmp_path / "one.yaml", experiment(
+        dataset, models={"rcrn": {}}, subsets={"uniform_25": {"fraction": 0.25}}, seeds=[0],
+        keep_checkpoints=False))
+    out = tmp_path / "out"
+    first = run_experiment(config, out, progress=False, log=lambda s: None)
+    run_dir = out / "runs" / "rcrn" / "uniform_25" / "seed0"
+    assert first.outcomes[0].status == "trained" and not (run_dir / "last.pt").exists()
+    with pytest.raises(ConfigError, match=r"(?s)train\.steps: 2 -> 3.*--rerun-changed"):
+        run_experiment(config, out, overrides=["train.steps=3"], progress=False,
+                       log=lambda s: None)
+    with pytest.raises(ConfigError, match=r"subset\.fraction: 0\.25 -> 0\.3"):
+        run_experiment(config, out, overrides=["subsets.uniform_25.fraction=0.3"],
+                       progress=False, log=lambda s: None)
+    again = run_experiment(config, out, overrides=["train.steps=3"], rerun_changed=True,
+                           progress=False, log=lambda s: None)
+    assert again.outcomes[0].status == "trained"
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["steps"] == 3
+    logged = [json.loads(x)["step"] for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert logged == [1, 2, 3]  # the old log was cleared, not appended to
+    # a new bucket width reuses the training and recomputes the buckets
+    wide = run_experiment(config, out, overrides=["train.steps=3", "buckets.word_bin=100"],
+                          progress=False, log=lambda s: None)
+    assert wide.outcomes[0].status == "rebucketed"
+    words = json.loads((run_dir / "result.json").read_text())["buckets"]["words"]
+    assert len(words) <= 2 and words[0]["hi"] == result["thresholds"]["max_words"]
+    # no fraction subset and no baseline: the plot is skipped, the claim says why
+    assert "accuracy_vs_train_size.png" in wide.summary
+    assert "no_top_down has no results" in wide.summary
+
+
+def test_a_model_of_another_arch_trains_with_its_own_model_section(dataset, tmp_path):
+    from rcrn.engine.trainer import ARCHS
+
+    if "cross_encoder" not in ARCHS:
+        pytest.skip("no cross_encoder arch in this checkout")
+    tiny = {"arch": "cross_encoder", "mil": True, "word_dim": 8, "vis_dim": 8, "dim": 16,
+            "layers": 1, "heads": 2, "ff": 16}
+    config = experiment(dataset, models={"cross_encoder": {"model": tiny}},
+                        subsets={"len_words": {"train_subset": "len_words"}}, seeds=[0])
+    report = run_experiment(config, tmp_path / "out", progress=False, log=lambda s: None)
+    result = report.outcomes[0].result
+    assert report.outcomes[0].status == "trained"
+    assert result["key"]["config"]["model"] == tiny
+    assert result["parts"]["full"]["n"] == result["test_size"]
+
+
+def test_the_packaged_experiment_config_plans_twelve_runs(tmp_path):
+    from rcrn.experiments.lengthgen import default_experiment_path
+
+    exp = load_experiment(default_experiment_path())
+    assert set(exp.models) == {"rcrn", "cross_encoder"} and len(exp.seeds) == 3
+    assert exp.subsets["uniform_10"] == {"train_subset": None, "fraction": 0.1,
+                                         "length": "words"}
+    lines = []
+    run_experiment(exp, tmp_path, dry_run=True, log=lines.append)
+    assert len(lines) == 12 and all(line.endswith(": to train") for line in lines)
+
+
+def test_fraction_keeps_whole_pairs_and_depends_only_on_the_seed():
+    problems = []
+    for i in range(40):
+        problems.append(SimpleNamespace(id=f"p{i}-pos", meta={"pair_id": f"p{i}"}))
+        if i % 5:
+            problems.append(SimpleNamespace(id=f"p{i}-neg", meta={"pair_id": f"p{i}"}))
+    a = select_fraction(problems, 0.25, seed=0)
+    assert [p.id for p in a] == [p.id for p in select_fraction(problems, 0.25, seed=0)]
+    pairs = {p.meta["pair_id"] for p in a}
+    assert len(pairs) == 10
+    assert {p.id for p in a} == {p.id for p in problems if p.meta["pair_id"] in pairs}
+    assert pairs != {p.meta["pair_id"] for p in select_fraction(problems, 0.25, seed=1)}
+    larger = {p.meta["pair_id"] for p in select_fraction(problems, 0.5, seed=0)}
+    assert pairs < larger  # nested for one seed
+    assert len(select_fraction(problems, 1.0, seed=3)) == len(problems)
+
+
+def test_model_entries_merge_unless_the_arch_differs(dataset):
+    config = experiment(dataset, models={
+        "rcrn": {"train": {"lr": 0.01}},
+        "ablation": {"model": {"program": NO_TOP_DOWN}},
+        "other": {"model": {"arch": "cross_encoder", "mil": True, "layers": 2}}})
+    exp = load_experiment(config, ["train.steps=7"])
+    cfg = run_config(exp, "rcrn", "uniform_50", 1)
+    assert cfg["train"]["lr"] == 0.01 and cfg["train"]["steps"] == 7 and cfg["seed"] == 1
+    assert cfg["data"]["seed"] == 0 and cfg["data"]["train_subset"] is None
+    assert cfg["train"]["eval_every"] == 0
+    ablation = run_config(exp, "ablation", "len_words", 0)
+    assert ablation["model"]["program"] == NO_TOP_DOWN and ablation["model"]["joint"] == 16
+    assert ablation["data"]["train_subset"] == "len_words"
+    other = run_config(exp, "other", "len_words", 0)
+    assert other["model"] == {"arch": "cross_encoder", "mil": True, "layers": 2}
+    assert other["region_encoder"] == ablation["region_encoder"]
+    rels = load_experiment(experiment(dataset, subsets={"r": {"train_subset": "len_rels"}}))
+    assert rels.subsets["r"]["length"] == "relations"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"modles": {}}, r"unknown key\(s\) \['modles'\]"),
+    ({"subsets": {"x": {"fraction": 1.5}}}, r"subsets\.x\.fraction"),
+    ({"subsets": {"x": {"train_subset": "len_foo"}}}, r"subsets\.x\.train_subset: 'len_foo'"),
+    ({"subsets": {"x": {"fractoin": 0.1}}}, r"subsets\.x: unknown key\(s\) \['fractoin'\]"),
+    ({"models": {"bad": {"modle": {"k": 3}}}}, r"models\.bad: unknown training-config"),
+    ({"models": {"bad": [1]}}, r"models\.bad: must be a mapping"),
+    ({"models": {"a/b": {}}}, r"name 'a/b'"),
+    ({"seeds": [0, "one"]}, r"'seeds' must be a non-empty list of integers"),
+    ({"keep_checkpoints": "no"}, r"keep_checkpoints"),
+    ({"buckets": {"word_bin": 0}}, r"buckets\.word_bin"),
+    ({"base": "missing.yaml"}, r"base config 'missing\.yaml' not found"),
+])
+def test_bad_config_entries_name_the_key(dataset, change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(experiment(dataset, **change))
+
+
+def test_bad_selections_and_models_fail_before_training(dataset, tmp_path):
+    config = experiment(dataset, models={"rcrn": {}, "broken": {"model": {"nonsense": 1}}})
+    with pytest.raises(ConfigError, match=r"unknown models \['nope'\]"):
+        run_experiment(config, tmp_path / "o", models=["nope"], progress=False)
+    with pytest.raises(ConfigError, match=r"models\.broken: the model cannot be built.*nonsense"):
+        run_experiment(config, tmp_path / "o", progress=False, log=lambda s: None)
+    assert not list((tmp_path / "o").glob("runs/*/*/*/result.json"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_experiment(tmp_path / "none.yaml")
+    with pytest.raises(ConfigError, match="training-config section"):
+        load_experiment(config, ["trian.steps=3"])
