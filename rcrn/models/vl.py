@@ -7,7 +7,11 @@ the candidate features) are built on :class:`VLEncoder`.
 
 Positions are sinusoidal rather than learned, so an expression longer than any seen
 in training gets well-defined position codes (learned ones would be untrained
-rows there, which would make a length-generalisation comparison unfair).
+rows there, which would make a length-generalisation comparison unfair).  Word
+and region vectors are layer-normalised before the (learnably scaled, initially
+0.1) position codes are added: otherwise the codes, of unit size, drown the
+small initial word vectors and the attention learns word-region alignment very
+slowly.
 """
 
 from __future__ import annotations
@@ -74,8 +78,11 @@ class VLEncoder(nn.Module):
         d = config.dim
         self.words = WordEmbedding(vocab_size, word_dim, word_vectors, freeze_words)
         self.word_proj = nn.Linear(self.words.dim, d)
+        self.word_norm = nn.LayerNorm(d)
+        self.position_scale = nn.Parameter(torch.tensor(0.1))
         self.region_proj = nn.Linear(vis_dim, d)
         self.location_proj = nn.Linear(5, d)
+        self.region_norm = nn.LayerNorm(d)
         self.types = nn.Embedding(3, d)              # 0 [CLS], 1 word, 2 region
         self.cls = nn.Parameter(torch.zeros(d))
         self.embed_norm = nn.LayerNorm(d)
@@ -98,10 +105,11 @@ class VLEncoder(nn.Module):
         B, Lt = tokens.shape
         N = regions.shape[1]
         dev = tokens.device
-        words = self.word_proj(self.words(tokens)) + sinusoidal_positions(Lt, self.dim, dev)
+        positions = sinusoidal_positions(Lt, self.dim, dev) * self.position_scale
+        words = self.word_norm(self.word_proj(self.words(tokens))) + positions
         words = words + self.types.weight[1]
         boxes = self.region_proj(regions) + self.location_proj(location_feature(batch.boxes))
-        boxes = boxes + self.types.weight[2]
+        boxes = self.region_norm(boxes) + self.types.weight[2]
         cls = (self.cls + self.types.weight[0]).expand(B, 1, -1)
         x = self.dropout(self.embed_norm(torch.cat([cls, words, boxes], dim=1)))
         word_mask = torch.arange(Lt, device=dev)[None] < lengths[:, None]
