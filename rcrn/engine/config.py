@@ -10,7 +10,7 @@ import yaml
 
 from rcrn.cli import CommandError
 
-__all__ = ["load_config", "apply_overrides", "save_config", "ConfigError"]
+__all__ = ["load_config", "apply_overrides", "save_config", "merge", "ConfigError"]
 
 
 class ConfigError(CommandError, ValueError):
@@ -20,11 +20,12 @@ class ConfigError(CommandError, ValueError):
     """
 
 
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``base`` with ``top`` merged in (sections recursively, other values replaced)."""
     out = copy.deepcopy(base)
     for k, v in top.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+            out[k] = merge(out[k], v)
         else:
             out[k] = copy.deepcopy(v)
     return out
@@ -43,7 +44,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> dict[st
         raise ConfigError(f"{path}: a config is a mapping at the top level")
     base = data.pop("_base_", None)
     if base:
-        data = _merge(load_config(path.parent / base), data)
+        data = merge(load_config(path.parent / base), data)
     return apply_overrides(data, overrides or [])
 
 

@@ -55,7 +55,7 @@ from typing import Any
 
 import yaml
 
-from rcrn.engine.config import ConfigError, apply_overrides, load_config
+from rcrn.engine.config import ConfigError, apply_overrides, load_config, merge
 
 __all__ = [
     "Experiment",
@@ -135,16 +135,6 @@ class Experiment:
                 "keep_checkpoints": self.keep_checkpoints,
                 "buckets": {"word_bin": self.word_bin},
                 "claim": {"model": self.claim_model, "baseline": self.claim_baseline}}
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for k, v in top.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
 
 
 def _resolve_base(base: Any, where: Path, name: str) -> Path:
@@ -264,7 +254,7 @@ def load_experiment(source: str | Path | dict[str, Any],
         raise ConfigError(f"{name}: 'overrides' must be a mapping of training-config "
                           f"sections, got {section!r}")
     _check_sections("overrides", section, base_file)
-    base = apply_overrides(_merge(base_file, section), train_over)
+    base = apply_overrides(merge(base_file, section), train_over)
     _check_sections("command-line overrides", base, base_file)
     benchmark = (base.get("data") or {}).get("benchmark", "synthetic")
     if benchmark != "synthetic":
@@ -334,10 +324,10 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
     base_arch = (cfg.get("model") or {}).get("arch", "rcrn")
     entry_model = entry.get("model")
     if isinstance(entry_model, dict) and entry_model.get("arch", base_arch) != base_arch:
-        cfg = _merge(cfg, {k: v for k, v in entry.items() if k != "model"})
+        cfg = merge(cfg, {k: v for k, v in entry.items() if k != "model"})
         cfg["model"] = copy.deepcopy(entry_model)
     else:
-        cfg = _merge(cfg, entry)
+        cfg = merge(cfg, entry)
     spec = exp.subsets[subset]
     data = cfg.setdefault("data", {})
     data.setdefault("seed", int(exp.base.get("seed", 0)))
