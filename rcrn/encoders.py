@@ -74,7 +74,13 @@ def transformer_word_vectors(model_dir: str | Path, vocab: Vocab,
 
     Each vocabulary word is encoded alone and its sub-word outputs are
     mean-pooled.  Nothing is downloaded: ``model_dir`` must hold the model.
+
+    Raises:
+        FileNotFoundError: when ``model_dir`` is not a folder holding a ``config.json``.
     """
+    if not (Path(model_dir) / "config.json").is_file():
+        raise FileNotFoundError(f"{model_dir}: not a local transformers model folder (no "
+                                "config.json); nothing is downloaded")
     try:
         from transformers import AutoModel, AutoTokenizer
     except ImportError as exc:
