@@ -26,7 +26,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from rcrn.batching import GroundingBatch, Vocab
+from rcrn.batching import (
+    GroundingBatch,
+    Vocab,
+    _pad,  # the padding collate uses
+)
 from rcrn.structures import GroundingProblem, LanguageGraph
 
 __all__ = ["to_networkx", "to_dgl", "DGLUnavailableError"]
@@ -208,15 +212,6 @@ def to_networkx(obj: GroundingBatch | GroundingProblem | LanguageGraph
 
 
 # ----------------------------------------------------------------------- DGL
-def _pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """0-padded ``[len(seqs), L]`` word ids and the lengths (>= 1), as ``collate`` pads."""
-    width = max([len(s) for s in seqs] + [1])
-    out = torch.zeros(len(seqs), width, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-    return out, torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
-
-
 def _import_dgl() -> Any:
     try:
         import dgl
