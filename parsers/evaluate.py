@@ -37,6 +37,7 @@ __all__ = [
     "predicted_triple",
     "score_triples",
     "evaluate_parser",
+    "parse_all",
     "WHATSUP_PREPOSITIONS",
 ]
 
@@ -216,6 +217,26 @@ def score_triples(graphs: Sequence[LanguageGraph | None],
             "errors": errors}
 
 
+def parse_all(parser: Any, texts: Sequence[str]) -> tuple[list[LanguageGraph | None], int]:
+    """Graphs of ``texts`` (None where the parser raises ``ParseError``) and the failure count.
+
+    The batched ``parse_many`` is tried first; when it rejects a text, the texts are
+    parsed one by one so one bad caption does not lose the others.
+    """
+    try:
+        return list(parser.parse_many(texts)), 0
+    except ParseError:
+        graphs: list[LanguageGraph | None] = []
+        failures = 0
+        for text in texts:
+            try:
+                graphs.append(parser.parse(text))
+            except ParseError:
+                graphs.append(None)
+                failures += 1
+        return graphs, failures
+
+
 def evaluate_parser(parser: Any, gold: Sequence[GoldTriple]) -> dict[str, Any]:
     """Parse every caption of ``gold`` with ``parser`` and score it; adds ``sentences_per_second``.
 
@@ -224,17 +245,7 @@ def evaluate_parser(parser: Any, gold: Sequence[GoldTriple]) -> dict[str, Any]:
     """
     texts = [t.text for t in gold]
     t0 = time.perf_counter()
-    try:
-        graphs: list[LanguageGraph | None] = list(parser.parse_many(texts))
-        failures = 0
-    except ParseError:
-        graphs, failures = [], 0
-        for text in texts:
-            try:
-                graphs.append(parser.parse(text))
-            except ParseError:
-                graphs.append(None)
-                failures += 1
+    graphs, failures = parse_all(parser, texts)
     elapsed = time.perf_counter() - t0
     out = score_triples(graphs, gold)
     out["parse_failures"] = failures

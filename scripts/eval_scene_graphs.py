@@ -40,7 +40,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
-from parsers.base import ParseError  # noqa: E402
+from parsers.evaluate import parse_all  # noqa: E402
 
 Triple = tuple[str, str, str]
 
@@ -172,20 +172,6 @@ def read_csv(path: str | Path, limit: int | None = None) -> list[tuple[str, set[
     return rows
 
 
-def _parse_all(parser: Any, texts: Sequence[str]) -> tuple[list[Any], int]:
-    try:
-        return list(parser.parse_many(texts)), 0
-    except ParseError:
-        graphs, failures = [], 0
-        for text in texts:
-            try:
-                graphs.append(parser.parse(text))
-            except ParseError:
-                graphs.append(None)
-                failures += 1
-        return graphs, failures
-
-
 def score(predicted: Iterable[set[Triple]], gold: Iterable[set[Triple]]) -> dict[str, Any]:
     """Micro precision/recall/F1 of triple sets and the rate of exactly right sets."""
     tp = n_pred = n_gold = exact = n = 0
@@ -208,7 +194,7 @@ def evaluate(parser: Any, rows: Sequence[tuple[str, set[Triple]]],
     """Parse the captions of ``rows`` with ``parser`` and score the relation triples."""
     texts = [r[0] for r in rows]
     t0 = time.perf_counter()
-    graphs, failures = _parse_all(parser, texts)
+    graphs, failures = parse_all(parser, texts)
     elapsed = time.perf_counter() - t0
     preds = [predicted_triples(g) if g is not None else set() for g in graphs]
     golds = [r[1] for r in rows]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.viphy.data import CLASSES, ViPhyItem, base_task
-from benchmarks.viphy.probe import FrequencyPrior
+from benchmarks.viphy.probe import FrequencyPrior, fallback_probs
 
 __all__ = ["SizeGraph"]
 
@@ -178,18 +178,12 @@ class SizeGraph:
             return "fallback"
         return "direct" if min(lengths) == 1 else "path"
 
-    def _fallback(self, item: ViPhyItem) -> np.ndarray:
-        if self.fallback is None:
-            return np.full(len(self.classes), 1.0 / len(self.classes))
-        probs = np.asarray(self.fallback.score(item), dtype=np.float64)
-        return probs / probs.sum()
-
     def score(self, item: ViPhyItem) -> np.ndarray:
         """``[P(bigger), P(smaller)]`` of ``item`` (see the module docstring)."""
         if base_task(item.task) != "size":
             raise ValueError(f"item {item.id} is of task {item.task}; the size graph scores "
                              f"size")
-        prior = self._fallback(item)
+        prior = fallback_probs(self.fallback, item, self.classes)
         fwd, back = self.evidence(item.o1, item.o2), self.evidence(item.o2, item.o1)
         if fwd == 0 and back == 0:
             return prior

@@ -40,6 +40,7 @@ __all__ = [
     "LinearProbe",
     "RECIPES",
     "FrequencyPrior",
+    "fallback_probs",
     "item_texts",
     "score_all",
     "make_encoder",
@@ -421,6 +422,15 @@ class LinearProbe:
 
 
 # ---------------------------------------------------------------- frequency prior
+def fallback_probs(fallback: Any, item: Any, classes: Sequence[str]) -> np.ndarray:
+    """``fallback``'s probabilities of ``item`` normalised to sum 1, or uniform over
+    ``classes`` without a fallback (what the evidence scorers use without evidence)."""
+    if fallback is None:
+        return np.full(len(classes), 1.0 / len(classes))
+    probs = np.asarray(fallback.score(item), dtype=np.float64)
+    return probs / probs.sum()
+
+
 class FrequencyPrior:
     """Class frequencies from the train split, backing off from the pair to the global.
 

@@ -39,6 +39,7 @@ from benchmarks.viphy.extract import (
     size_votes,
 )
 from benchmarks.viphy.metrics import typical_from_distribution
+from benchmarks.viphy.probe import fallback_probs
 
 __all__ = ["SceneEvidenceScorer", "read_scene_dir", "scene_key"]
 
@@ -156,15 +157,9 @@ class SceneEvidenceScorer:
             return ()
         return tuple(self.classes[i] for i in typical_from_distribution(counts))
 
-    def _fallback(self, item: ViPhyItem) -> np.ndarray:
-        if self.fallback is None:
-            return np.full(len(self.classes), 1.0 / len(self.classes))
-        probs = np.asarray(self.fallback.score(item), dtype=np.float64)
-        return probs / probs.sum()
-
     def score(self, item: ViPhyItem) -> np.ndarray:
         """Class probabilities of ``item`` (see the module docstring)."""
-        prior = self._fallback(item)
+        prior = fallback_probs(self.fallback, item, self.classes)
         counts = self.counts(item)[1]
         if counts is None:
             return prior

@@ -10,7 +10,7 @@ import yaml
 
 from rcrn.cli import CommandError
 
-__all__ = ["load_config", "apply_overrides", "save_config", "merge", "ConfigError"]
+__all__ = ["load_config", "apply_overrides", "save_config", "merge", "read_yaml", "ConfigError"]
 
 
 class ConfigError(CommandError, ValueError):
@@ -31,17 +31,29 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_config(path: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
-    """Read a YAML config, merged over its ``_base_`` file (relative path), then overrides."""
+def read_yaml(path: str | Path, what: str = "config") -> dict[str, Any]:
+    """The mapping of a YAML file (empty for an empty file).
+
+    Raises:
+        ConfigError: naming the file when it is missing, not YAML or not a mapping.
+    """
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
+        raise ConfigError(f"{what} {path} does not exist")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config is a mapping at the top level")
+        raise ConfigError(f"{path}: {'an' if what[0] in 'aeiou' else 'a'} {what} is a "
+                          "mapping at the top level")
+    return data
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
+    """Read a YAML config, merged over its ``_base_`` file (relative path), then overrides."""
+    path = Path(path)
+    data = read_yaml(path, "config file")
     base = data.pop("_base_", None)
     if base:
         data = merge(load_config(path.parent / base), data)

@@ -55,7 +55,7 @@ from typing import Any
 
 import yaml
 
-from rcrn.engine.config import ConfigError, apply_overrides, load_config, merge
+from rcrn.engine.config import ConfigError, apply_overrides, load_config, merge, read_yaml
 
 __all__ = [
     "Experiment",
@@ -231,12 +231,7 @@ def load_experiment(source: str | Path | dict[str, Any],
         data, where, name = copy.deepcopy(source), Path.cwd(), "experiment config"
     else:
         path = Path(source)
-        if not path.exists():
-            raise ConfigError(f"experiment config {path} does not exist")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        data = read_yaml(path, "experiment config")
         where, name = path.parent, str(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{name}: an experiment config is a mapping at the top level")

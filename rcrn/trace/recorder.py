@@ -373,19 +373,15 @@ class _BeliefBatch:
              batch: _BatchView) -> BeliefTrace:
         """The stage restricted to one item (node ids from 0, its own proposal indices)."""
         proposals, values, top_p, top_v, beta = [], [], [], [], []
+        def local(slots: list, vals: list, mask: list) -> tuple[list[int], list[float]]:
+            kept = [(_local_slot(s, base, n), x) for s, x, m in zip(slots, vals, mask) if m]
+            return [s for s, _ in kept], [x for _, x in kept]
+
         for v in nodes:
-            props, vals = [], []
-            for s, x, m in zip(self.slots[v], self.values[v], self.mask[v]):
-                if m:
-                    props.append(_local_slot(s, base, n))
-                    vals.append(x)
+            props, vals = local(self.slots[v], self.values[v], self.mask[v])
             proposals.append(props)
             values.append(vals)
-            tp, tv = [], []
-            for s, x, m in zip(self.top_slots[v], self.top_values[v], self.top_mask[v]):
-                if m:
-                    tp.append(_local_slot(s, base, n))
-                    tv.append(x)
+            tp, tv = local(self.top_slots[v], self.top_values[v], self.top_mask[v])
             top_p.append(tp)
             top_v.append(tv)
             beta.append(self.beta.get(v))
