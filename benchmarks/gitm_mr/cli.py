@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmarks.base import DataError
 from benchmarks.gitm_mr.layout import SPLITS, expression_path
+from benchmarks.gitm_mr.mlm import MLMTrainConfig
 from rcrn.cli import CommandError
 
 __all__ = ["register"]
@@ -20,6 +21,13 @@ examples:
   rcrn gitm-mr generate --refreasoning data/ref-reasoning --out data/gitm-mr-gen \\
       --mlm models/bert-base-uncased --candidates 3
   rcrn gitm-mr generate --from-synthetic data/synthetic --out data/synthetic-gitm
+"""
+
+_MLM_EXAMPLES = """\
+examples:
+  rcrn gitm-mr train-mlm --refreasoning data/ref-reasoning --out models/refreasoning-mlm
+  rcrn gitm-mr generate --refreasoning data/ref-reasoning --out data/gitm-mr-gen \\
+      --mlm models/refreasoning-mlm
 """
 
 _STATS_EXAMPLE = """\
@@ -88,6 +96,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--json", action="store_true", help="print the manifest as JSON")
     gen.set_defaults(func=_generate)
 
+    mlm = sub.add_parser(
+        "train-mlm", help="train a small masked LM for the pseudo-perplexity filter",
+        description="Train a small BERT-style masked language model from scratch on "
+                    "expressions (a whole-word vocabulary, 15%% masking) and save it as a "
+                    "transformers folder that `rcrn gitm-mr generate --mlm` reads; for when "
+                    "no pretrained masked LM is available locally. Needs transformers.",
+        epilog=_MLM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    corpus = mlm.add_mutually_exclusive_group(required=True)
+    corpus.add_argument("--refreasoning", metavar="DIR",
+                        help="folder with {split}_expressions.json")
+    corpus.add_argument("--text", metavar="FILE", help="a text file, one expression a line")
+    mlm.add_argument("--split", default="train", choices=list(SPLITS),
+                     help="--refreasoning split to train on (default train)")
+    mlm.add_argument("--out", required=True, metavar="DIR", help="model folder to write")
+    defaults = MLMTrainConfig()
+    for name, kind, what in (("steps", int, "optimiser steps"),
+                             ("batch-size", int, "expressions per step"),
+                             ("hidden", int, "width"), ("layers", int, "transformer layers"),
+                             ("heads", int, "attention heads"),
+                             ("min-count", int, "fewest occurrences of a vocabulary word"),
+                             ("lr", float, "peak learning rate"), ("seed", int, "random seed")):
+        default = getattr(defaults, name.replace("-", "_"))
+        mlm.add_argument(f"--{name}", type=kind, default=default,
+                         help=f"{what} (default {default})")
+    mlm.add_argument("--json", action="store_true", help="print the summary as JSON")
+    mlm.set_defaults(func=_train_mlm)
+
     stats = sub.add_parser("stats", help="count the pairs of a release",
                            description="Load every split of a release and print its counts.",
                            epilog=_STATS_EXAMPLE,
@@ -141,6 +176,41 @@ def _generate(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {out} in {time.perf_counter() - start:.1f} s")
     _print_report(manifest)
+    return 0
+
+
+def _train_mlm(args: argparse.Namespace) -> int:
+    from benchmarks.gitm_mr.mlm import MLMUnavailable, train_masked_lm
+
+    if args.refreasoning:
+        from benchmarks.gitm_mr.generator import find_file, read_expressions
+
+        path = find_file(Path(args.refreasoning), f"{args.split}_expressions.json")
+        if path is None:
+            raise CommandError(f"{args.refreasoning}: no {args.split}_expressions.json")
+        try:
+            texts = [r["expression"] for r in read_expressions(path, negative=False).values()]
+        except DataError as exc:
+            raise CommandError(str(exc)) from exc
+    else:
+        path = Path(args.text)
+        if not path.is_file():
+            raise CommandError(f"--text {path}: no such file")
+        texts = path.read_text(encoding="utf-8").splitlines()
+    config = MLMTrainConfig(steps=args.steps, batch_size=args.batch_size, hidden=args.hidden,
+                            layers=args.layers, heads=args.heads, ff=2 * args.hidden,
+                            min_count=args.min_count, lr=args.lr, seed=args.seed)
+    try:
+        summary = train_masked_lm(texts, args.out, config, progress=not args.json)
+    except (MLMUnavailable, ValueError) as exc:
+        raise CommandError(f"{path}: {exc}") from exc
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"wrote {args.out}: {summary['texts']} expressions, vocabulary "
+          f"{summary['vocabulary']}, {summary['parameters']:,} parameters, loss "
+          f"{summary['first_loss']:.3f} -> {summary['last_loss']:.3f} in "
+          f"{summary['seconds']} s")
     return 0
 
 

@@ -213,7 +213,8 @@ def substitute(expression: str, graph: LanguageGraph, site: Site, replacement: s
     return text, neg, [before, before + len(sub_words)]
 
 
-def _find(folder: Path, name: str) -> Path | None:
+def find_file(folder: Path, name: str) -> Path | None:
+    """``folder/name``, else the first file of that name below ``folder`` (or None)."""
     direct = folder / name
     if direct.is_file():
         return direct
@@ -237,7 +238,7 @@ def read_refreasoning(folder: str | Path, split: str, parse: Callable[[str], Lan
     from parsers.readers import ReaderError, read_sgmn_graphs
 
     root = Path(folder)
-    path = _find(root, f"{split}_expressions.json")
+    path = find_file(root, f"{split}_expressions.json")
     if path is None:
         raise DataError(f"{root}: no {split}_expressions.json")
     expressions = read_expressions(path, negative=False)
@@ -245,7 +246,7 @@ def read_refreasoning(folder: str | Path, split: str, parse: Callable[[str], Lan
         expressions = dict(list(expressions.items())[:limit])
     info: dict[str, Any] = {"expressions_file": str(path), "expressions": len(expressions)}
     sgmn: dict[str, LanguageGraph] = {}
-    seqs, sgs = _find(root, f"{split}_sg_seqs.json"), _find(root, f"{split}_sgs.json")
+    seqs, sgs = find_file(root, f"{split}_sg_seqs.json"), find_file(root, f"{split}_sgs.json")
     if seqs is not None and sgs is not None:
         warnings: list[str] = []
         try:
@@ -399,7 +400,7 @@ def generate_from_refreasoning(refreasoning: str | Path, out: str | Path,
         raise DataError(f"{root}: Ref-Reasoning folder not found")
     data: dict[str, SplitData] = {}
     for split in config.splits:
-        if _find(root, f"{split}_expressions.json") is not None:
+        if find_file(root, f"{split}_expressions.json") is not None:
             data[split] = read_refreasoning(root, split, parse, config.limit)
     if not data:
         raise DataError(f"{root}: no {{split}}_expressions.json for splits "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import pickle
 from pathlib import Path
 
@@ -177,6 +178,67 @@ def test_pseudo_perplexity_filter_with_a_scorer(tmp_path: Path) -> None:
         if "behind" not in rec["target_phrase"]:
             assert rec["foil_phrase"] not in ("looking at", "behind")
     assert manifest["report"]["pseudo_perplexity"]["model"] == "custom scorer"
+
+
+def test_trained_masked_lm_drives_the_pseudo_perplexity_filter(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A masked LM trained by ``rcrn gitm-mr train-mlm`` loads through transformers,
+    scores word salad far above fluent text, matches a direct re-computation of the
+    pseudo-perplexity, and filters the generator's candidates."""
+    pytest.importorskip("transformers")
+    import torch
+
+    root = templated(tmp_path / "rr")
+    model_dir = tmp_path / "mlm"
+    assert run_cli(["gitm-mr", "train-mlm", "--refreasoning", str(root), "--out",
+                    str(model_dir), "--steps", "150", "--batch-size", "32", "--hidden", "32",
+                    "--layers", "1", "--heads", "2", "--lr", "2e-3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["texts"] == 60 and summary["vocabulary"] == 5 + 22  # specials + distinct words
+    assert summary["last_loss"] < 0.7 * summary["first_loss"]
+    ppl = PseudoPerplexity(model_dir)
+    fluent = "the man to the left of the car"
+    assert ppl.score("car the of left man the to the") > 2 * ppl.score(fluent)
+    # direct re-computation: mask each word alone, average -log p(original word)
+    enc = ppl.tokenizer(fluent)
+    ids = enc["input_ids"]
+    assert ppl.tokenizer.convert_ids_to_tokens(ids)[1:-1] == fluent.split()
+    logps = []
+    with torch.no_grad():
+        for pos in range(1, len(ids) - 1):
+            masked = list(ids)
+            masked[pos] = ppl.tokenizer.mask_token_id
+            logits = ppl.model(input_ids=torch.tensor([masked])).logits[0, pos]
+            logps.append(float(torch.log_softmax(logits, -1)[ids[pos]]))
+    assert ppl.score(fluent) == pytest.approx(math.exp(-sum(logps) / len(logps)), rel=1e-5)
+
+    out = tmp_path / "out"
+    manifest = generate_from_refreasoning(root, out, GenerateConfig(max_ppl_ratio=1.5),
+                                          mlm=model_dir)
+    entry = manifest["report"]["splits"]["train"]
+    assert manifest["report"]["pseudo_perplexity"]["model"] == str(model_dir)
+    assert entry["mean_ppl_matched"] > 1.0 and entry["mean_ppl_mismatched"] > 1.0
+    assert entry["rejected_candidates"] > 0
+    bench = GITMMRBenchmark(out, "train")
+    assert len(bench) == 2 * entry["pairs"] > 0
+    for pos, neg in zip(bench.items[0::2], bench.items[1::2]):
+        # every written mismatch lies within the accepted ratio of its positive
+        ratio = ppl.score(neg["expression"]) / ppl.score(pos["expression"])
+        assert 1 / 1.5 - 1e-6 <= ratio <= 1.5 + 1e-6
+
+
+def test_train_mlm_errors_name_the_input(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no such file"):
+        run_cli(["gitm-mr", "train-mlm", "--text", str(tmp_path / "nope.txt"), "--out",
+                 str(tmp_path / "m")])
+    with pytest.raises(CommandError, match="no val_expressions.json"):
+        run_cli(["gitm-mr", "train-mlm", "--refreasoning", str(templated(tmp_path / "rr")),
+                 "--split", "val", "--out", str(tmp_path / "m")])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    pytest.importorskip("transformers")
+    with pytest.raises(CommandError, match="empty.txt: no text"):
+        run_cli(["gitm-mr", "train-mlm", "--text", str(empty), "--out", str(tmp_path / "m")])
 
 
 def test_missing_mlm_gives_a_clear_message(tmp_path: Path) -> None:
