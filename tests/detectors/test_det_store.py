@@ -58,6 +58,30 @@ def test_store_round_trip(tmp_path: Path, source_tsv: tuple[Path, list[dict]],
         store["missing"]
 
 
+def test_store_reads_agree_with_the_memory_map_and_name_short_reads(
+        tmp_path: Path, source_tsv: tuple[Path, list[dict]]) -> None:
+    """Features come through one preadv per image where the OS has it; the bytes are
+    those of the memory-mapped file, and a file cut short after opening is named."""
+    path, images = source_tsv
+    detectors.convert(detectors.load("vinvl", path), tmp_path / "store", float16=True,
+                      progress=False)
+    fast = detectors.open_store(tmp_path / "store", dtype=np.float32)
+    mapped = detectors.open_store(tmp_path / "store", dtype=np.float32)
+    fast["im0"], mapped["im0"]
+    mapped._features_file = None  # force the memory-map copy
+    for img in images:
+        a, b = fast[img["id"]].features, mapped[img["id"]].features
+        assert a.dtype == b.dtype == np.float32 and a.flags.writeable
+        np.testing.assert_array_equal(a, b)
+    if fast._features_file is None:
+        pytest.skip("no os.preadv on this platform")
+    features = tmp_path / "store" / "features.bin"
+    with open(features, "r+b") as f:
+        f.truncate(features.stat().st_size - 2048)
+    with pytest.raises(DetectorDataError, match=r"features.bin: short read"):
+        fast["im5"]
+
+
 def test_half_to_float_is_exact_for_every_finite_half() -> None:
     from detectors.store import _convert
 
