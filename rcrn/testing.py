@@ -132,6 +132,13 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
                 A[a, b] = F.relu(torch.dot(model.rel_sim.visual_transform(pair), txt))
         return A
 
+    def sent(val: torch.Tensor) -> torch.Tensor:
+        """What a context node sends: its top-K beliefs, over their largest with
+        message_norm="max"."""
+        if cfg.message_norm == "max" and len(val):
+            return val / val.max().clamp(min=1e-12)
+        return val
+
     def update(name: str, i: int, local: torch.Tensor, log_agg: torch.Tensor) -> torch.Tensor:
         beta = _gate_mode(model, name)(h[i][None], ctx[i][None])[0, 0]
         return _norm(local * torch.exp(beta * log_agg))
@@ -147,7 +154,7 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
             val, idx = _top(bc, K)
             A = relation(k, slots[i], [slots[c][j] for j in idx.tolist()],
                          graph.relations[k].subject == i)
-            log_agg = log_agg + torch.log(A @ val + cfg.eps)
+            log_agg = log_agg + torch.log(A @ sent(val) + cfg.eps)
         out[i] = update(name, i, local[i], log_agg)
         return out[i]
 
@@ -159,7 +166,7 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
             val, idx = _top(out[i], K)
             A = relation(k, slots[c], [slots[i][j] for j in idx.tolist()],
                          graph.relations[k].subject == c)
-            out[c] = update(name, c, local[c], torch.log(A @ val + cfg.eps))
+            out[c] = update(name, c, local[c], torch.log(A @ sent(val) + cfg.eps))
             down(name, c, slots, local, out)
 
     nodes = range(graph.num_entities)

@@ -48,7 +48,8 @@ def close(a, b):
 @pytest.mark.parametrize("seed,k,program,extra", [
     (0, 5, "rcrn", {}), (1, 3, "rcrn", {}), (2, 8, "rcrn", {"classify_log": True}),
     (3, 5, "no_top_down", {}), (4, 5, "const_beta", {}), (5, 2, "no_context_in_beta", {}),
-    (6, 5, "no_language_in_beta", {}),
+    (6, 5, "no_language_in_beta", {}), (7, 5, "rcrn", {"message_norm": "max"}),
+    (8, 3, "rcrn", {"message_norm": "max", "classify_log": True, "eps": 0.01}),
 ])
 def test_batched_equals_reference(seed, k, program, extra, device):
     problems = random_set(seed)
@@ -73,6 +74,25 @@ def test_batched_equals_reference(seed, k, program, extra, device):
         if len(edges):
             close(out.edge_scores[edges], r["edge_scores"][batch.edge_relation[edges]])
         assert int(out.mismatch_index[g]) == r["mismatch_index"]
+
+
+def test_message_norm_keeps_the_grounding_pattern():
+    """Sending max-normalised beliefs rescales each message by one number, so the
+    root's belief pattern (grounding) is the paper's while absolute levels differ."""
+    rng = np.random.default_rng(3)
+    problems = [random_problem(rng, n, 40, SMALL["vis_dim"], shape="chain", item_id=f"c{n}")
+                for n in (2, 4, 6, 8)]
+    paper, vocab = build(problems, eps=1e-12)
+    normed, _ = build(problems, eps=1e-12, message_norm="max")
+    normed.load_state_dict(paper.state_dict())
+    a, _ = run(paper, problems, vocab)
+    b, _ = run(normed, problems, vocab)
+    assert torch.equal(a.ground_index, b.ground_index)
+    scale = lambda x: x / x.amax(-1, keepdim=True)  # noqa: E731
+    close(scale(a.ground_belief), scale(b.ground_belief))
+    assert not torch.allclose(a.match_prob, b.match_prob)
+    with pytest.raises(ValueError, match="message_norm"):
+        build(problems, message_norm="sum")
 
 
 def test_permuting_proposals_permutes_beliefs():

@@ -53,6 +53,14 @@ class RCRNConfig:
     checkpoint (e.g. a trained cross-encoder's ``last.pt``) whose first layers
     initialise them (see ``rcrn.models.vl.load_vl_weights``); otherwise they
     start random.
+
+    ``message_norm="max"`` divides the beliefs a context node sends by their
+    largest value before Aggregate (the paper, ``"none"``, sends them as they
+    are).  Each message is then a per-slot scaling of one vector, so the
+    target's argmax and grounding are unchanged, but a node's absolute belief
+    reflects only its own phrase and its direct relations instead of the product
+    of every message below it: Classify reads the same scale for a 1-relation and
+    a 6-relation expression (see ``RCRN.propagate``).
     """
 
     word_dim: int = 64
@@ -71,6 +79,7 @@ class RCRNConfig:
     classify_log: bool = False
     fused_pairs: bool = True
     eps: float = 1e-6
+    message_norm: str = "none"
     vl_layers: int = 0
     vl_dim: int = 128
     vl_heads: int = 4
@@ -207,6 +216,8 @@ class RCRN(nn.Module):
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
         self.locate = Locate()
+        if cfg.message_norm not in ("none", "max"):
+            raise ValueError(f"message_norm must be 'none' or 'max', got {cfg.message_norm!r}")
         self.region_encoder = region_encoder
         self.vl = self.vl_words = self.vl_regions = None
         if cfg.vl_layers > 0:
@@ -276,6 +287,9 @@ class RCRN(nn.Module):
             parent, child = batch.edge_index[0, lv], batch.edge_index[1, lv]
             tgt, src = (parent, child) if up else (child, parent)
             sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
+            if self.config.message_norm == "max":
+                # sorted top-K: column 0 is each sender's largest belief
+                sel_val = sel_val / sel_val[:, :1].clamp(min=1e-12)
             cols = x.slots[src].gather(1, sel_pos)
             rows = x.slots[tgt]
             subj = batch.edge_parent_is_subject[lv]
