@@ -15,10 +15,18 @@ from rcrn.cli import CommandError
 DEFAULT_CONFIG = "synthetic.yaml"
 #: Benchmarks trained and evaluated from local images and proposals (rcrn.engine.benchmark_runs).
 RUN_BENCHMARKS = ("vsr", "whatsup")
+#: Packaged configs used when ``rcrn train --benchmark NAME`` is given no ``--config``.
+BENCHMARK_CONFIGS = {"gitm_mr": "gitm_mr.yaml", "vsr": "vsr.yaml"}
 
 
-def default_config_path() -> Path:
-    return Path(str(resources.files("rcrn") / "configs" / DEFAULT_CONFIG))
+def default_config_path(benchmark: str | None = None) -> Path:
+    name = BENCHMARK_CONFIGS.get(benchmark or "", DEFAULT_CONFIG)
+    return Path(str(resources.files("rcrn") / "configs" / name))
+
+
+def benchmark_name(name: str | None) -> str | None:
+    """``gitm-mr`` and ``gitm_mr`` name the same benchmark."""
+    return None if name is None else name.replace("-", "_")
 
 
 # ---------------------------------------------------------------- data
@@ -37,6 +45,28 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                 else None)
     return SyntheticBenchmark(root, split, train_subset=subset, parser=parser.parse,
                               detector=detector, length=data.get("length", "words"))
+
+
+def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None,
+                   root: str | None = None) -> Any:
+    """The GITM-MR release split of ``config['data']`` (``root``, ``parser``, ``proposals``,
+    ``threshold``); shipped parses and ``vinvl_objects/`` unless the config names others."""
+    import parsers
+    from benchmarks.base import DataError
+    from benchmarks.gitm_mr import GITMMRBenchmark
+
+    data = config.get("data", {})
+    root = root or data.get("root")
+    if not root:
+        raise CommandError("gitm_mr: no data root; set data.root (or --root)")
+    parser = parsers.load(data["parser"]) if data.get("parser") else None
+    threshold = data.get("threshold")
+    try:
+        return GITMMRBenchmark(root, split, subset=subset, parser=parser,
+                               proposals=data.get("proposals"),
+                               threshold=int(threshold) if threshold is not None else None)
+    except (DataError, ValueError) as exc:
+        raise CommandError(f"gitm_mr {split}: {exc}") from exc
 
 
 def evaluate_benchmark(model: Any, vocab: Any, bench: Any, batch_size: int = 128,
@@ -170,6 +200,50 @@ def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
 
 
 # ------------------------------------------------------------- commands
+def _feature_dim(problems: list[Any], what: str) -> int:
+    for p in problems:
+        if p.proposals.features is not None and len(p.proposals):
+            return int(p.proposals.features.shape[1])
+    raise CommandError(f"{what}: no proposal carries region features (vinvl_objects/ or "
+                       f"data.proposals must give them)")
+
+
+def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
+    """``rcrn train --benchmark gitm_mr``: RCRN on a release layout's region features."""
+    from rcrn.engine import distributed
+    from rcrn.engine.trainer import Trainer
+
+    data = config.get("data", {})
+    if config.get("region_encoder"):
+        raise CommandError("gitm_mr trains on the release's region features: remove the "
+                           "region_encoder section (e.g. use rcrn/configs/gitm_mr.yaml)")
+    bench = gitm_benchmark(config, "train", data.get("train_subset"))
+    train = list(bench.problems())
+    if not train:
+        raise CommandError(f"gitm_mr train ({bench.subset or 'all'}): no pairs")
+    dim = _feature_dim(train, f"{bench.root} train")
+    model = config.setdefault("model", {})
+    if model.setdefault("vis_dim", dim) != dim:
+        raise CommandError(f"model.vis_dim is {model['vis_dim']} but the release's region "
+                           f"features have {dim} values; set model.vis_dim={dim}")
+    eval_split = data.get("eval_split", "val")
+    val = gitm_benchmark(config, eval_split) if eval_split else None
+    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    trainer = Trainer(config, train, out, evaluate=None if val is None else
+                      (lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0]))
+    main = distributed.is_main()
+    if resume and trainer.resume() and main:
+        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    metrics = trainer.fit()
+    if not main:
+        return 0
+    print(f"trained on {len(train)} gitm_mr train problems (subset: {bench.subset or 'all'})")
+    if val is not None:
+        print(_write_metrics(out, metrics, f"RCRN on gitm_mr / {eval_split}"))
+    print(f"checkpoint: {out / 'last.pt'}\nmetrics: {out / 'metrics.jsonl'}")
+    return 0
+
+
 def _train_viphy(args: argparse.Namespace) -> int:
     """``rcrn train --benchmark viphy``: the linear probe of ``rcrn viphy train``."""
     from rcrn.cli import build_parser
@@ -192,12 +266,18 @@ def _train(args: argparse.Namespace) -> int:
     from rcrn.engine.config import ConfigError, load_config
     from rcrn.engine.trainer import resolve_device
 
+    args.benchmark = benchmark_name(args.benchmark)
     if args.benchmark == "viphy":
         return _train_viphy(args)
     if args.benchmark:
         args.overrides = [f"data.benchmark={args.benchmark}", *args.overrides]
+    if args.root:
+        args.overrides.insert(1 if args.benchmark else 0, f"data.root={args.root}")
+    if args.train_split:
+        args.overrides.insert(0, f"data.train_subset={args.train_split}")
     try:
-        config = load_config(args.config, args.overrides)
+        config = load_config(args.config or default_config_path(args.benchmark),
+                             args.overrides)
     except ConfigError as exc:
         raise CommandError(str(exc)) from exc
     train_cfg = config.get("train", {})
@@ -214,13 +294,15 @@ def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
     from rcrn.engine.trainer import Trainer
 
     data = config.get("data", {})
-    benchmark = data.get("benchmark", "synthetic")
+    benchmark = benchmark_name(data.get("benchmark", "synthetic"))
     if benchmark in RUN_BENCHMARKS:
         return _train_benchmark(config, benchmark, out, resume)
+    if benchmark == "gitm_mr":
+        return _train_gitm(config, out, resume)
     if benchmark != "synthetic":
-        raise CommandError(f"rcrn train runs the synthetic, {' and '.join(RUN_BENCHMARKS)} "
-                           f"benchmarks, not {benchmark!r}; train others from Python with "
-                           "rcrn.engine.trainer.Trainer")
+        raise CommandError(f"rcrn train runs the synthetic, gitm_mr, "
+                           f"{' and '.join(RUN_BENCHMARKS)} benchmarks, not {benchmark!r}; "
+                           "train others from Python with rcrn.engine.trainer.Trainer")
     main = distributed.is_main()
     with distributed.main_first():  # rank 0 generates the dataset when it is absent
         train = list(synthetic_benchmark(config, "train", data.get("train_subset"),
@@ -263,6 +345,7 @@ def _evaluate_viphy(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from rcrn.engine.trainer import load_checkpoint
 
+    args.benchmark = benchmark_name(args.benchmark)
     if args.benchmark == "viphy":
         return _evaluate_viphy(args)
     if not args.checkpoint:
@@ -273,22 +356,27 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.benchmark in RUN_BENCHMARKS:
         return _evaluate_benchmark(args, model, vocab, config)
-    if args.benchmark != "synthetic":
+    if args.benchmark not in ("synthetic", "gitm_mr"):
         raise CommandError(f"evaluating on {args.benchmark!r} needs its proposals and features; "
                            "use `rcrn score` with predictions from your model instead")
-    if args.proposals:
-        raise CommandError("--proposals applies to the vsr and whatsup benchmarks")
     if args.root:
         config.setdefault("data", {})["root"] = args.root
     args.split = args.split or "test"
-    bench = synthetic_benchmark(config, args.split)
+    if args.benchmark == "gitm_mr":
+        if args.proposals:
+            config.setdefault("data", {})["proposals"] = args.proposals
+        bench = gitm_benchmark(config, args.split)
+    elif args.proposals:
+        raise CommandError("--proposals applies to the vsr, whatsup and gitm_mr benchmarks")
+    else:
+        bench = synthetic_benchmark(config, args.split)
     metrics, _, preds = evaluate_benchmark(model, vocab, bench, progress=True)
     out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{args.split}"
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "predictions.jsonl", "w", encoding="utf-8") as f:
         for p in preds:
             f.write(json.dumps(p.to_dict()) + "\n")
-    table = _write_metrics(out, metrics, f"RCRN on synthetic / {args.split}")
+    table = _write_metrics(out, metrics, f"RCRN on {args.benchmark} / {args.split}")
     print(json.dumps(metrics) if args.json else table)
     return 0
 
@@ -399,19 +487,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                               "  rcrn train --config rcrn/configs/vsr.yaml --out runs/vsr "
                               "data.root=data/vsr \\\n"
                               "      data.proposals=data/vsr/instances_train2017.json\n"
+                              "  rcrn train --benchmark gitm_mr --root data/gitm-mr "
+                              "--train-split len16 --out runs/gitm\n"
                               "  torchrun --nproc_per_node 2 -m rcrn train --out runs/ddp "
                               "train.batch_size=64   # 2 CPU processes\n"
                               "  torchrun --nproc_per_node 4 -m rcrn train --out runs/ddp "
                               "train.device=cuda train.amp=bf16")
-    p.add_argument("--config", default=str(default_config_path()), help="YAML config")
+    p.add_argument("--config", help="YAML config (default: the packaged synthetic.yaml, or "
+                                     "gitm_mr.yaml / vsr.yaml for those --benchmark values)")
     p.add_argument("--out", default="runs/train", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
-    p.add_argument("--benchmark", help="synthetic, vsr, whatsup (same as data.benchmark=...) "
-                                       "or viphy (the linear probe of `rcrn viphy train`)")
+    p.add_argument("--benchmark", help="synthetic, gitm_mr, vsr, whatsup (same as "
+                                       "data.benchmark=...) or viphy (the linear probe of "
+                                       "`rcrn viphy train`)")
+    p.add_argument("--root", help="dataset root (same as data.root=...; viphy: the release's "
+                                  "dataset directory)")
+    p.add_argument("--train-split", metavar="SUBSET",
+                   help="training subset (same as data.train_subset=...): len16, len11 or "
+                        "uniform for gitm_mr, len_words or len_rels for synthetic")
     vp = p.add_argument_group("viphy", "the probe (`rcrn viphy train` has every option); "
                                        "it is saved as OUT/TASK-probe.pt, or OUT if it ends "
                                        "in .pt")
-    vp.add_argument("--root", help="the release's dataset directory")
     vp.add_argument("--task", help="spatial, size, size_sub, size_trans or color")
     vp.add_argument("--encoder", help="frozen text encoder: hash or minilm")
     vp.add_argument("--recipe", default="paper", choices=["paper", "fast"],
@@ -427,18 +523,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                               "  rcrn evaluate --checkpoint runs/vsr/last.pt --benchmark vsr "
                               "--root data/vsr --split random/test \\\n"
                               "      --proposals data/vsr/instances_train2017.json\n"
+                              "  rcrn evaluate --checkpoint runs/gitm/last.pt --benchmark gitm_mr "
+                              "--split test\n"
                               "  rcrn evaluate --benchmark viphy --root data/viphy/dataset "
                               "--task spatial --scorer prior")
     p.add_argument("--checkpoint", help="a checkpoint of rcrn train (viphy: the probe "
                                         "weights of rcrn viphy train, for --scorer probe)")
     p.add_argument("--benchmark", default="synthetic",
-                   help="synthetic, vsr, whatsup or viphy")
-    p.add_argument("--split", help="split to evaluate (default: test for synthetic, the "
-                                   "checkpoint's data.eval_split for vsr / whatsup)")
+                   help="synthetic, gitm_mr, vsr, whatsup or viphy")
+    p.add_argument("--split", help="split to evaluate (default: test for synthetic and "
+                                   "gitm_mr, the checkpoint's data.eval_split for vsr / "
+                                   "whatsup)")
     p.add_argument("--root", help="dataset root (default: the one in the checkpoint's config)")
     p.add_argument("--proposals", help="vsr / whatsup: a COCO instances_*.json, or "
-                                       "FORMAT:PATH of a detectors source (default: the "
-                                       "checkpoint's data.proposals)")
+                                       "FORMAT:PATH of a detectors source; gitm_mr: a "
+                                       "vinvl_objects folder (default: the checkpoint's "
+                                       "data.proposals)")
     p.add_argument("--out", help="output folder (default: next to the checkpoint)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     vp = p.add_argument_group("viphy", "ViPhy scorers (the report of `rcrn viphy evaluate`, "
