@@ -155,6 +155,8 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
             A = relation(k, slots[i], [slots[c][j] for j in idx.tolist()],
                          graph.relations[k].subject == i)
             log_agg = log_agg + torch.log(A @ sent(val) + cfg.eps)
+        if name in cfg.mean_messages:
+            log_agg = log_agg / len(children[i])
         out[i] = update(name, i, local[i], log_agg)
         return out[i]
 

@@ -50,6 +50,7 @@ def close(a, b):
     (3, 5, "no_top_down", {}), (4, 5, "const_beta", {}), (5, 2, "no_context_in_beta", {}),
     (6, 5, "no_language_in_beta", {}), (7, 5, "rcrn", {"message_norm": "max"}),
     (8, 3, "rcrn", {"message_norm": "max", "classify_log": True, "eps": 0.01}),
+    (9, 5, "rcrn", {"message_norm": "max", "mean_messages": ["match_up", "match_down"]}),
 ])
 def test_batched_equals_reference(seed, k, program, extra, device):
     problems = random_set(seed)
@@ -93,6 +94,8 @@ def test_message_norm_keeps_the_grounding_pattern():
     assert not torch.allclose(a.match_prob, b.match_prob)
     with pytest.raises(ValueError, match="message_norm"):
         build(problems, message_norm="sum")
+    with pytest.raises(ValueError, match=r"mean_messages names \['nope'\]"):
+        build(problems, mean_messages=["nope"])
 
 
 def test_permuting_proposals_permutes_beliefs():

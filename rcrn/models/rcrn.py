@@ -61,6 +61,12 @@ class RCRNConfig:
     reflects only its own phrase and its direct relations instead of the product
     of every message below it: Classify reads the same scale for a 1-relation and
     a 6-relation expression (see ``RCRN.propagate``).
+
+    ``mean_messages`` names propagation steps (e.g. ``["match_up"]``) whose
+    Aggregate averages the log messages of a node's context nodes instead of
+    summing them (a geometric mean in place of the product of Eq. 4), so a node
+    with three children is not scored lower than one with a single child merely
+    for receiving more factors below 1.
     """
 
     word_dim: int = 64
@@ -80,6 +86,7 @@ class RCRNConfig:
     fused_pairs: bool = True
     eps: float = 1e-6
     message_norm: str = "none"
+    mean_messages: tuple[str, ...] = ()
     vl_layers: int = 0
     vl_dim: int = 128
     vl_heads: int = 4
@@ -216,6 +223,13 @@ class RCRN(nn.Module):
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
         self.locate = Locate()
+        cfg.mean_messages = tuple(cfg.mean_messages)
+        unknown = set(cfg.mean_messages) - {name for name, (kind, _) in
+                                            P.gate_specs(self.program).items()
+                                            if kind == "gateprod"}
+        if unknown:
+            raise ValueError(f"mean_messages names {sorted(unknown)}, which the program does "
+                             f"not propagate")
         if cfg.message_norm not in ("none", "max"):
             raise ValueError(f"message_norm must be 'none' or 'max', got {cfg.message_norm!r}")
         self.region_encoder = region_encoder
@@ -296,7 +310,8 @@ class RCRN(nn.Module):
             A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
                              subj if up else ~subj)
             self._emit(f"relation:{name}:{d + 1}", (lv, A))
-            log_agg = self.aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
+            log_agg = self.aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0],
+                                     mean=name in self.config.mean_messages)
             nodes = batch.level_parents[d] if up else child
             new, beta = gate(x.values[nodes], log_agg[nodes], enc.phrase[nodes],
                              enc.context[nodes], x.mask[nodes])

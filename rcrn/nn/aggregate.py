@@ -16,6 +16,9 @@ class Aggregate(MessagePassing):
     message ``A_ij b^sel_j`` (``[S]`` over the target's slots); messages are
     summed at the target in log space.  Nodes without context get 0 (b^agg = 1).
 
+    With ``mean=True`` the log messages are averaged over each target's context
+    nodes instead (the geometric mean of the messages).
+
     Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
     (context node, target node) -> ``[V, S]``.
     """
@@ -28,9 +31,13 @@ class Aggregate(MessagePassing):
         """Aggregate has no parameters."""
 
     def forward(self, A: torch.Tensor, b_sel: torch.Tensor, edge_index: torch.Tensor,
-                num_nodes: int) -> torch.Tensor:
+                num_nodes: int, mean: bool = False) -> torch.Tensor:
         log_msg = torch.log(torch.einsum("esk,ek->es", A, b_sel) + self.eps)
-        return self.propagate(edge_index, log_msg=log_msg, size=(num_nodes, num_nodes))
+        total = self.propagate(edge_index, log_msg=log_msg, size=(num_nodes, num_nodes))
+        if not mean:
+            return total
+        count = torch.bincount(edge_index[1], minlength=num_nodes).clamp(min=1)
+        return total / count.to(total.dtype)[:, None]
 
     def message(self, log_msg: torch.Tensor) -> torch.Tensor:
         return log_msg
