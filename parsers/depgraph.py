@@ -19,7 +19,13 @@ and Universal Dependencies (``case``/``obl``/``nmod``/``obj``/``acl:relcl``).
    entity found climbing the dependency tree from the relation (through
    copulas, relative clauses – whose relative pronoun stands for the noun the
    clause attaches to – participles and coordination).
-4. The **root** is the subject of the sentence's main predicate, else the entity
+4. The annotation conventions of :mod:`parsers.conventions` rewrite a relation
+   (``the tail of the dog``: dog *has* tail, with an empty span); a possessor
+   (``the dog 's tail``) or a whole before a part noun (``the truck doors``) is an
+   entity of its own joined to the phrase's head by ``has``, and a noun of
+   quantity or depiction before ``of`` (``a pile of rocks``) leaves the head to
+   the noun after ``of``.
+5. The **root** is the subject of the sentence's main predicate, else the entity
    holding the root token, else the first entity.  The pieces are assembled
    with :class:`~parsers.base.GraphBuilder`, so the result is always a tree.
 """
@@ -29,12 +35,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parsers.base import GraphBuilder, ParseResult, single_entity_graph
+from parsers.conventions import HAS, is_possessive, possessor, relation_convention
 from parsers.lexicon import (
+    ATTRIBUTE_WORDS,
     COMPOUND_TRIE,
     DETERMINERS,
+    PART_NOUNS,
+    PARTITIVE_NOUNS,
     RELATION_TRIE,
     VERB_FORMS,
     Trie,
+    lexicon_form,
 )
 
 __all__ = ["DepToken", "graph_from_dependencies"]
@@ -78,11 +89,35 @@ def _is_root(tokens: list[DepToken], i: int) -> bool:
     return h == i or h < 0 or h >= len(tokens) or tokens[i].dep.lower() == "root"
 
 
-def _relation_spans(tokens: list[DepToken], lw: list[str], trie: Trie) -> list[tuple[int, int]]:
+def _partitive_of(tokens: list[DepToken], lw: list[str]) -> set[int]:
+    """Indices of the ``of`` after a noun of quantity or depiction (``a pile of rocks``,
+    ``a photo of a dog``): the phrase names the noun after ``of``."""
+    out = set()
+    for j in range(1, len(lw) - 1):
+        if lw[j] == "of" and lw[j - 1] in PARTITIVE_NOUNS and tokens[j - 1].pos == "NOUN" \
+                and lw[j + 1][:1].isalnum():
+            out.add(j)
+    return out
+
+
+def _opening_noun(tokens: list[DepToken], lw: list[str], i: int) -> bool:
+    """Whether token ``i`` opens a caption fragment as a noun the tagger took for a verb
+    (``rug on the floor``): the first word, tagged a verb but no verb form of the lexicon
+    and no participle."""
+    return (i == 0 and len(tokens) > 1 and tokens[0].pos in ("VERB", "AUX")
+            and lw[0] not in VERB_FORMS and lw[0].isalpha()
+            and not lw[0].endswith(("ing", "ed")) and tokens[1].pos in ("ADP", "CCONJ"))
+
+
+def _relation_spans(tokens: list[DepToken], lw: list[str], trie: Trie,
+                    skip: set[int] = frozenset()) -> list[tuple[int, int]]:
     n = len(tokens)
     spans: list[tuple[int, int]] = []
     i = 0
     while i < n:
+        if i in skip or i + 1 in skip or _opening_noun(tokens, lw, i):
+            i += 1
+            continue
         t = tokens[i]
         end = trie.longest(lw, i)
         if end == i + 1 and t.pos not in _RELATION_POS:
@@ -111,9 +146,10 @@ def _relation_spans(tokens: list[DepToken], lw: list[str], trie: Trie) -> list[t
     return spans
 
 
-def _entities(tokens: list[DepToken], lw: list[str],
-              in_rel: list[bool]) -> list[tuple[int, int, int]]:
-    """``(start, head_start, end)`` of every entity phrase, left to right."""
+def _entities(tokens: list[DepToken], lw: list[str], in_rel: list[bool],
+              partitive: set[int] = frozenset()) -> list[tuple[int, int, int]]:
+    """``(start, head_start, end)`` of every entity phrase, left to right; a partitive
+    phrase (``a pile of rocks``) is one entity headed by the noun after ``of``."""
     n = len(tokens)
     heads = []
     i = 0
@@ -128,8 +164,13 @@ def _entities(tokens: list[DepToken], lw: list[str],
             i = c_end
             continue
         t = tokens[i]
-        if (t.pos in _NOMINAL or (i > 0 and lw[i - 1] in _ARTICLES and t.pos in ("AUX", "VERB")
-                                  and (i + 1 == n or tokens[i + 1].pos not in _NOMINAL))) \
+        if i + 1 in partitive:
+            i += 1
+            continue
+        if (t.pos in _NOMINAL or _opening_noun(tokens, lw, i)
+                or (t.dep in _SUBJ and t.pos in ("ADJ", "X"))
+                or (i > 0 and lw[i - 1] in _ARTICLES and t.pos in ("AUX", "VERB")
+                    and (i + 1 == n or tokens[i + 1].pos not in _NOMINAL))) \
                 and lw[i] not in _NON_ENTITY_WORDS \
                 and t.dep not in _NON_ENTITY_DEPS:
             # a noun that is a compound/modifier of the next noun is part of that phrase
@@ -155,6 +196,9 @@ def _entities(tokens: list[DepToken], lw: list[str],
         while start > 0:
             j = start - 1
             tj = tokens[j]
+            if j in partitive:
+                start = j
+                continue
             if lw[j] in ("and", "or") and j > 0 and tokens[j - 1].pos == "ADJ" \
                     and tokens[start].pos == "ADJ" and not in_rel[j - 1] and not taken[j - 1]:
                 start = j - 1
@@ -176,6 +220,34 @@ def _entities(tokens: list[DepToken], lw: list[str],
     return out
 
 
+def _owner(tokens: list[DepToken], lw: list[str], start: int, hs: int,
+           he: int) -> tuple[int, str, int, int] | None:
+    """A possessor (``the man 's hat``) or a whole before a part noun (``the clock hands``)
+    inside the entity phrase ``start:he`` with head ``hs:he``.
+
+    Returns ``(owner end, owner head, end of the owner's modifiers, start of the owned
+    phrase)`` or None.
+    """
+    for k in range(hs - 1, start - 1, -1):
+        if not is_possessive(lw[k]):
+            continue
+        if lw[k] in ("'s", "’s"):
+            if k - 1 < start or tokens[k - 1].pos not in ("NOUN", "PROPN"):
+                return None
+            return k, tokens[k - 1].text, k - 1, k + 1
+        if tokens[k].pos not in ("NOUN", "PROPN"):
+            return None
+        return k + 1, possessor(tokens[k].text), k, k + 1
+    k = hs - 1
+    if he - hs != 1 or k < start or not lexicon_form(lw[hs], PART_NOUNS):
+        return None
+    t = tokens[k]
+    if t.pos not in ("NOUN", "PROPN") or t.dep not in ("compound", "nmod") or t.head != hs \
+            or lw[k] in ATTRIBUTE_WORDS or lw[k] in PART_NOUNS or not lw[k].isalpha():
+        return None
+    return k + 1, t.text, k, k + 1
+
+
 def graph_from_dependencies(tokens: list[DepToken], text: str,
                             trie: Trie = RELATION_TRIE) -> ParseResult:
     """Build a tree-shaped language graph from a dependency parse (see the module docstring).
@@ -193,26 +265,44 @@ def graph_from_dependencies(tokens: list[DepToken], text: str,
     if n == 0:
         raise ValueError("no tokens to build a graph from")
     lw = [w.lower() for w in words]
-    spans = _relation_spans(tokens, lw, trie)
+    partitive = _partitive_of(tokens, lw)
+    spans = _relation_spans(tokens, lw, trie, partitive)
     in_rel = [False] * n
     rel_of_token = [-1] * n
     for k, (s, e) in enumerate(spans):
         for j in range(s, e):
             in_rel[j] = True
             rel_of_token[j] = k
-    ents = _entities(tokens, lw, in_rel)
+    ents = _entities(tokens, lw, in_rel, partitive)
     if not ents:
         return ParseResult(single_entity_graph(words, text),
                            ["no noun phrase found; the whole text is one entity"])
     builder = GraphBuilder(words, text)
     ent_of_token = [-1] * n
-    for start, hs, he in ents:
-        mods = [words[k] for k in range(start, hs)
+    owners: list[tuple[int, int, int]] = []   # (owner entity, owned entity, position)
+
+    def modifiers(a: int, b: int) -> list[str]:
+        return [words[k] for k in range(a, b)
                 if lw[k] not in DETERMINERS and lw[k] not in ("and", "or")
                 and tokens[k].pos not in ("DET", "PART", "CCONJ")]
-        e = builder.add_entity(start, he, head=" ".join(words[hs:he]), modifiers=mods)
+
+    for start, hs, he in ents:
+        owner = _owner(tokens, lw, start, hs, he)
+        if owner is None:
+            e = builder.add_entity(start, he, head=" ".join(words[hs:he]),
+                                   modifiers=modifiers(start, hs))
+            for k in range(start, he):
+                ent_of_token[k] = e
+            continue
+        o_end, o_head, o_mod_end, own_start = owner
+        e = builder.add_entity(own_start, he, head=" ".join(words[hs:he]),
+                               modifiers=modifiers(own_start, hs))
+        o = builder.add_entity(start, o_end, head=o_head, modifiers=modifiers(start, o_mod_end))
         for k in range(start, he):
-            ent_of_token[k] = e
+            ent_of_token[k] = o if k < own_start else e
+        owners.append((o, e, own_start))
+    for o, e, at in owners:
+        builder.add_relation(o, e, at, at, text=HAS)
 
     def entity_at(i: int) -> int:
         return ent_of_token[i] if 0 <= i < n else -1
@@ -308,7 +398,18 @@ def graph_from_dependencies(tokens: list[DepToken], text: str,
                             f"(tokens {s}-{e}); dropped")
             continue
         relation_subjects[k] = subj
-        builder.add_relation(subj, obj, s, e)
+        conv = relation_convention(lw[s:e], builder.entities[subj].head,
+                                   builder.entities[obj].head)
+        if conv is None:
+            builder.add_relation(subj, obj, s, e)
+        else:
+            # an annotation convention (parsers.conventions): the phrase is not the text
+            # of the tokens, so the relation gets an empty span where they start
+            phrase, swap = conv
+            if swap:
+                builder.add_relation(obj, subj, s, s, text=phrase)
+            else:
+                builder.add_relation(subj, obj, s, s, text=phrase)
 
     # root: subject of the main predicate, else the entity holding the root token
     root = 0

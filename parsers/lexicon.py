@@ -12,6 +12,9 @@ handful of dictionary look-ups.  Sources of the vocabulary:
 * the vocabulary of the synthetic scenes (comparatives and same-attribute phrases);
 * common verbs of referring expressions, in all their inflected forms; a verb may
   be followed by a spatial preposition (``"standing in front of"``).
+
+Word lists of Visual Genome annotation conventions (clothing, containers, part
+nouns, passive verbs, ...) are used by :mod:`parsers.conventions`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,17 @@ __all__ = [
     "LOCATIVE_FILLERS",
     "LIGHT_VERBS",
     "PARTICIPLE_NOUNS",
+    "CLOTHING_NOUNS",
+    "WEARER_NOUNS",
+    "WORN_WITH_NOUNS",
+    "CONTAINER_NOUNS",
+    "SURFACE_NOUNS",
+    "HOLDER_NOUNS",
+    "REGION_NOUNS",
+    "PART_NOUNS",
+    "PASSIVE_VERBS",
+    "INSTRUMENT_PASSIVE_VERBS",
+    "lexicon_form",
     "Trie",
     "RELATION_TRIE",
     "VERB_TRIE",
@@ -317,7 +331,12 @@ PARTITIVE_NOUNS: frozenset[str] = frozenset({
     "variety", "plenty", "dozen", "dozens", "slice", "slices", "piece", "pieces", "kind",
     "kinds", "type", "types", "sort", "handful", "collection", "pack", "crowd", "team",
     "line", "lines", "series", "bundle", "loaf", "cluster", "batch", "heap", "swarm",
-    "school", "fleet", "array", "assortment",
+    "school", "fleet", "array", "assortment", "bit", "bits", "half", "halves", "patch",
+    "patches", "chain", "grouping", "expanse", "portion", "portions", "layer", "layers",
+    "bouquet", "chunk", "chunks", "amount", "mass", "body", "clump", "clumps", "sheet",
+    "blanket", "stream", "puff", "wisp", "wisps", "streak", "streaks", "cloud", "display",
+    "picture", "photo", "photograph", "image", "view", "statue", "figurine", "drawing",
+    "sculpture", "reflection", "strip", "strips", "roll", "rolls",
 })
 
 #: nouns ending like a participle (``-ing`` / ``-ed``); never guessed to be verbs
@@ -333,6 +352,116 @@ PARTICIPLE_NOUNS: frozenset[str] = frozenset({
     "bed", "shed", "sled", "seed", "weed", "reed", "steed", "sped", "red", "bread", "thread",
     "head", "forehead", "hundred",
 })
+
+# Visual Genome scene-graph conventions (see :mod:`parsers.conventions`).  Nouns are listed
+# in the singular; :func:`lexicon_form` maps a plural head to its listed form.
+
+#: garments and accessories: ``a man in a red shirt`` means the man wears the shirt
+CLOTHING_NOUNS: frozenset[str] = frozenset({
+    "shirt", "t-shirt", "tshirt", "tee", "suit", "pant", "pants", "trousers", "jean", "jeans",
+    "short", "shorts", "uniform", "hat", "cap", "helmet", "outfit", "clothes", "clothing",
+    "tie", "vest", "apron", "skirt", "blouse", "hoodie", "sweatshirt", "sweatpants", "jersey",
+    "tank", "bikini", "swimsuit", "wetsuit", "costume", "robe", "gown", "tuxedo",
+    "overalls", "leggings", "sneaker", "boot", "shoe", "sandal", "glove", "mitten", "scarf",
+    "beanie", "visor", "veil", "bandana", "sunglasses", "goggles", "pajamas", "attire",
+    "gear",
+})
+
+#: garments that ``with`` also marks as worn (``a boy with glasses``); ``with`` before
+#: other clothing keeps its meaning (``a girl with a hat`` is annotated ``with``)
+WORN_WITH_NOUNS: frozenset[str] = frozenset({
+    "shirt", "t-shirt", "tshirt", "glasses", "eyeglasses", "sunglasses", "goggles",
+    "uniform", "suit", "pants", "jeans", "shorts", "outfit", "wetsuit", "helmet",
+})
+
+#: people and animals that wear clothing; clothing after the object of a relation that is
+#: not one of them is worn by the relation's subject (``a man on a bench in a red hat``)
+WEARER_NOUNS: frozenset[str] = frozenset({
+    "man", "men", "woman", "women", "person", "people", "boy", "girl", "child", "children",
+    "kid", "guy", "lady", "gentleman", "player", "skier", "surfer", "skateboarder",
+    "snowboarder", "batter", "catcher", "pitcher", "umpire", "referee", "rider", "biker",
+    "cyclist", "baby", "toddler", "teen", "teenager", "adult", "worker", "officer", "chef",
+    "cook", "waiter", "waitress", "student", "teacher", "soldier", "policeman", "bride",
+    "groom", "mother", "father", "dad", "mom", "son", "daughter", "brother", "sister", "friend",
+    "spectator", "fan", "tourist", "passenger", "driver", "pilot", "jockey", "athlete",
+    "dog", "bear", "doll", "mannequin", "statue", "someone", "he", "she", "they",
+})
+
+#: containers: ``a glass of water`` means water in a glass
+CONTAINER_NOUNS: frozenset[str] = frozenset({
+    "glass", "bottle", "box", "cup", "jar", "can", "mug", "bag", "basket", "carton", "jug",
+    "pitcher", "bucket", "pot", "tin", "sack", "packet", "pouch", "crate", "barrel", "tub",
+    "canister", "flask", "thermos", "kettle", "teapot", "glasses",
+})
+
+#: flat holders: ``a plate of food`` means food on a plate
+SURFACE_NOUNS: frozenset[str] = frozenset({"plate", "platter", "saucer", "dish", "shelf"})
+
+#: holders annotated as having their content: ``a bowl of soup`` means the bowl has soup
+HOLDER_NOUNS: frozenset[str] = frozenset({
+    "bowl", "tray", "vase", "field", "container", "bin", "cart", "wagon",
+})
+
+#: nouns of a place on something (``the side of the road``); after a relation they join
+#: it (``along the side of``) instead of naming an entity
+REGION_NOUNS: frozenset[str] = frozenset({
+    "side", "sides", "edge", "edges", "top", "bottom", "back", "front", "middle", "end",
+    "ends", "corner", "corners", "center", "centre", "background", "foreground", "base",
+    "rim", "surface", "outskirts", "rear", "tip", "interior", "exterior", "inside",
+    "outside", "underside", "face", "part", "section", "area",
+})
+
+#: parts of a whole: a noun before one of them names the whole (``the clock hands``: the
+#: clock has hands)
+PART_NOUNS: frozenset[str] = frozenset({
+    "branch", "head", "door", "face", "screen", "window", "leg", "wing", "frame", "hand",
+    "tail", "engine", "foot", "handle", "mouth", "wheel", "eye", "ear", "nose",
+    "arm", "neck", "sleeve", "keyboard", "lid", "blade", "trunk", "shade", "tire", "tyre",
+    "wrist", "paw", "feather", "pocket", "thumb", "waist", "collar", "windshield",
+    "windscreen", "headlight", "taillight", "headboard", "propeller", "chin", "vent",
+    "cockpit", "wiper", "roof", "hood", "bumper", "mane", "hoof", "horn", "beak", "claw",
+    "whisker", "fur", "finger", "knee", "shoulder", "toe", "lip", "tooth", "teeth", "cheek",
+    "forehead", "hair", "spoke", "pedal", "saddle", "rim", "knob", "button",
+    "petal", "stem", "crust", "label", "cushion", "drawer", "shelf", "step",
+    "chimney", "balcony", "porch", "steeple", "antenna", "rudder", "fin", "sail", "mast",
+    "deck", "hull", "grill", "grille", "dial", "strap",
+    "lens", "spout", "faucet", "cord", "plug", "brim", "heel", "sole", "lace", "buckle",
+})
+
+#: verbs whose passive with ``by`` is turned active (``a cart pulled by a horse``: the
+#: horse pulls the cart); lemma: past participle
+PASSIVE_VERBS: dict[str, str] = {
+    "covered": "cover", "surrounded": "surround", "worn": "wear", "held": "hold",
+    "carried": "carry", "ridden": "ride", "pulled": "pull", "pushed": "push",
+    "driven": "drive", "lined": "line", "eaten": "eat", "chased": "chase",
+    "followed": "follow", "watched": "watch", "flown": "fly", "thrown": "throw",
+    "caught": "catch", "hit": "hit", "supported": "support", "blocked": "block",
+    "shaded": "shade", "framed": "frame", "filled": "fill", "topped": "top",
+    "crowded": "crowd", "occupied": "occupy", "used": "use", "fed": "feed",
+    "petted": "pet", "kicked": "kick", "touched": "touch", "led": "lead", "hugged": "hug",
+    "bordered": "border", "flanked": "flank", "overlooked": "overlook",
+}
+
+#: of those, the verbs whose instrument with ``in`` / ``with`` is the logical subject as
+#: well (``a street covered in snow``: snow covers the street)
+INSTRUMENT_PASSIVE_VERBS: frozenset[str] = frozenset({
+    "covered", "surrounded", "lined", "bordered", "flanked", "crowded",
+})
+
+
+def lexicon_form(word: str, words: frozenset[str]) -> bool:
+    """Whether ``word`` (any case, singular or a regular plural) belongs to ``words``."""
+    w = word.lower()
+    if w in words:
+        return True
+    if w.endswith("ies") and w[:-3] + "y" in words:
+        return True
+    if w.endswith("es") and w[:-2] in words:
+        return True
+    if w.endswith("ves") and (w[:-3] + "f" in words or w[:-3] + "fe" in words):
+        return True
+    return w.endswith("s") and w[:-1] in words
+
 
 ATTRIBUTE_WORDS: frozenset[str] = frozenset({
     # colours

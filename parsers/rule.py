@@ -9,7 +9,11 @@ core.  Two passes over the tokens:
    (:mod:`parsers.lexicon`), so ``"at the left side of"`` or ``"has as a part"``
    are one unit; a verb directly followed by a preposition joins it
    (``"standing in front of"``).  Multi-word nouns of the lexicon
-   (``"hair drier"``, ``"teddy bear"``) never split.
+   (``"hair drier"``, ``"teddy bear"``) never split.  A participle the lexicon
+   lacks that ends a noun phrase (``a man in a cap laughing``) is left out of
+   it; a plural noun that is also a verb form opening the text (``leaves on the
+   path``) is a noun; a third-person transitive verb between two nouns is a verb
+   without a determiner after it (``the man wears long pants``).
 2. **attachment** – every relation gets a subject and an object:
 
    * ``NP REL NP`` – the relation links the two phrases; a further preposition
@@ -34,7 +38,28 @@ core.  Two passes over the tokens:
      same colour as``, ``with the same shape as``) introduce the clause like a
      copula and stay outside the relation phrase;
    * a sentence-initial relation (``To the left of the plate is a cup``) takes
-     the noun phrase after the copula as its subject, and that phrase is the root.
+     the noun phrase after the copula as its subject, and that phrase is the root;
+   * annotation conventions of Visual Genome scene graphs
+     (:mod:`parsers.conventions`): ``X of Y`` relates Y to X (``the tail of the
+     dog``: dog *has* tail; ``a mug of tea``: tea *in* mug, and a following
+     preposition relates the mug), clothing after ``in`` (some after ``with``)
+     is worn, a passive with ``by`` is turned active, ``full of`` is ``has`` and
+     ``laying on`` is ``lying on``; such a relation's phrase is not the text of
+     its tokens, so its span is empty, at the place of the words it stands for.
+     Clothing after ``in`` that follows a noun that cannot wear it belongs to
+     the clause's subject (``a man on a bench in a red cap``), and a relation
+     after worn clothing describes the wearer (``a man wearing a cap holding a
+     kite``); after a verb's object, ``with`` and ``at`` describe the verb's
+     subject;
+   * inside a noun phrase, a possessor (``the dog 's tail``, ``the dog's tail``)
+     or a whole before a part noun (``the truck doors``) is an entity of its own
+     with a ``has`` relation (empty span) to the phrase's head, which stays the
+     entity the phrase stands for; a noun of quantity or depiction before ``of``
+     (``two piles of leaves``, ``a photo of a dog``) leaves the head to the noun
+     after ``of``, and a place noun after a relation joins it (``along the side
+     of``);
+   * ``X has Y on it`` and ``X with Y on it`` relate Y to X (``the wall has a clock
+     on it``: clock *on* wall); ``it`` is no entity of its own.
 
 Otherwise the first noun phrase is the referent and the root.
 
@@ -61,28 +86,37 @@ from parsers.base import (
     single_entity_graph,
     tokenize,
 )
+from parsers.conventions import HAS, WEAR, is_possessive, possessor, relation_convention
 from parsers.lexicon import (
     ADVERBS,
     ATTRIBUTE_WORDS,
     AUXILIARIES,
+    CLOTHING_NOUNS,
     COMPARISON_TRIE,
     COMPOUND_NOUNS,
     COMPOUND_TRIE,
     CONJUNCTIONS,
+    CONTAINER_NOUNS,
     COPULAS,
     DETERMINERS,
+    HOLDER_NOUNS,
     LIGHT_VERBS,
     LOCATIVE_FILLERS,
     NEGATIONS,
+    PART_NOUNS,
     PARTICIPLE_NOUNS,
     PARTITIVE_NOUNS,
     POSTURE_VERB_FORMS,
     PREPOSITION_PHRASES,
+    REGION_NOUNS,
     RELATION_TRIE,
     RELATIVE_PRONOUNS,
+    SURFACE_NOUNS,
     VERB_FORMS,
     WEAK_VERB_FORMS,
+    WEARER_NOUNS,
     Trie,
+    lexicon_form,
 )
 
 __all__ = ["RuleParser"]
@@ -96,10 +130,28 @@ _PICTURE_NOUNS = frozenset({"photo", "picture", "image", "photograph", "view", "
                             "close-up", "shot", "snapshot"})
 _OBJECT_PRONOUNS = frozenset({"him", "her", "it", "them", "me", "us", "you", "one"})
 _VERB_ENDINGS = ("s", "ed", "ing")
+#: third-person forms of transitive verbs; between two nouns they are the verb (``the man
+#: wears long pants``) even without a determiner after them
+_TRANSITIVE_S = frozenset({"wears", "holds", "carries", "eats", "rides", "drinks", "uses",
+                           "watches", "pulls", "pushes", "throws", "catches", "kicks", "hits",
+                           "swings", "feeds", "pets", "chases", "follows", "hugs", "kisses",
+                           "bites", "licks", "sniffs", "brushes", "washes", "crosses"})
+_WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
+_HOLDERS = CONTAINER_NOUNS | SURFACE_NOUNS | HOLDER_NOUNS
+_COUNT_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                          "ten", "many", "several", "few", "most", "some", "all", "both",
+                          "each", "none", "any"})
+#: endings of adjectives; a word with one of them does not name a whole before a part noun
+_ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive")
+_Y_NOUNS = frozenset({"baby", "boy", "toy", "body", "lady", "pony", "puppy", "kitty", "teddy",
+                      "city", "bay", "trolley", "jockey", "monkey", "turkey", "donkey", "key",
+                      "subway", "railway", "highway", "doggy", "guy", "family", "factory",
+                      "bakery", "library", "gallery", "balcony", "chimney", "lorry", "ferry"})
 
 
 class _Chunk:
-    __slots__ = ("kind", "start", "end", "head", "modifiers", "attr_only", "verb", "neg_start")
+    __slots__ = ("kind", "start", "end", "head", "modifiers", "attr_only", "verb", "neg_start",
+                 "owner")
 
     def __init__(self, kind: int, start: int, end: int) -> None:
         self.kind = kind
@@ -110,6 +162,9 @@ class _Chunk:
         self.attr_only = False
         self.verb = False
         self.neg_start = start
+        # a possessor or whole named inside a noun phrase ("the man 's hat", "the clock
+        # hands"): (start, end, head, modifiers, position of the "has" relation)
+        self.owner: tuple[int, int, str, list[str], int] | None = None
 
 
 class RuleParser(BaseParser):
@@ -167,7 +222,12 @@ class RuleParser(BaseParser):
             if not predicate and w in WEAK_VERB_FORMS:
                 possessed = i > 0 and lw[i - 1].endswith(("'s", "’s", "s'"))
                 ok = not possessed and (
-                    nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS
+                    nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS
+                    or nxt.isdigit() or nxt in PARTITIVE_NOUNS
+                    or (w == "have" and i > 0 and lw[i - 1].endswith("s"))
+                    or (w in _TRANSITIVE_S and i > 0 and lw[i - 1].isalpha()
+                        and lw[i - 1] not in DETERMINERS and nxt.isalpha()
+                        and self._rel_trie.longest(lw, i + 1) == i + 1)
                     or (w in POSTURE_VERB_FORMS and self._rel_trie.longest(lw, i + 1) > i + 1))
             else:
                 ok = True
@@ -235,6 +295,10 @@ class RuleParser(BaseParser):
             w = lw[i]
             first = w[:1]
             if not (first.isalnum() or first == "_"):
+                if w in ("'s", "’s") and np_start >= 0 and np_content and i + 1 < n \
+                        and lw[i + 1][:1].isalnum() and not self._starts_relation(lw, i + 1):
+                    i += 1  # a detached possessive stays in its noun phrase: the man 's hat
+                    continue
                 close_np(i)
                 if w in _HARD_PUNCT:
                     chunks.append(_Chunk(HARD, i, i + 1))
@@ -259,8 +323,8 @@ class RuleParser(BaseParser):
                 continue
             # partitive "a pair of scissors" and attribute coordination "black and white"
             if in_np and np_content:
-                if w == "of" and lw[i - 1] in PARTITIVE_NOUNS and i - 1 == np_det_end \
-                        and i + 1 < n and lw[i + 1][:1].isalnum():
+                if w == "of" and i + 1 < n and lw[i + 1][:1].isalnum() \
+                        and self._partitive(lw, np_det_end, i):
                     i += 1
                     continue
                 if w in ("and", "or") and lw[i - 1] in ATTRIBUTE_WORDS and i + 1 < n \
@@ -293,10 +357,14 @@ class RuleParser(BaseParser):
                     close_np(i)
                     i += 1
                     continue
-            # relation phrases (not right after a bare determiner: "the on switch")
-            if not (in_np and not np_content) and (w in rel_first or w in VERB_FORMS):
+            # relation phrases (not right after a bare determiner: "the on switch"); a plural
+            # noun that is also a verb form opening the text is a noun ("leaves on a branch")
+            if not (in_np and not np_content) and (w in rel_first or w in VERB_FORMS) \
+                    and not (not in_np and pk in (-1, HARD) and w in WEAK_VERB_FORMS
+                             and w.endswith("s") and w not in rel_first):
                 end, is_verb = self._relation_end(lw, i, not in_np and pk in (COP, PRON))
                 if end > i:
+                    end = self._region_end(lw, end)
                     close_np(i)
                     chunk = _Chunk(REL, i, end)
                     chunk.verb = is_verb
@@ -347,6 +415,9 @@ class RuleParser(BaseParser):
                 i += 3
                 continue
             if w in DETERMINERS or w == "that":
+                if in_np and np_content and lw[i - 1] == "of":
+                    i += 1  # a partitive phrase goes on: "two of the buildings"
+                    continue
                 if in_np and np_content:
                     self._maybe_peel_verb(chunks, tokens, lw, np_start, np_det_end, i, warnings)
                     np_start = -1
@@ -378,6 +449,76 @@ class RuleParser(BaseParser):
             i += 1
         close_np(n)
         return chunks
+
+    @staticmethod
+    def _describes_subject(word: str, verb: bool, after_clothing: bool,
+                           after_verb: int) -> bool:
+        """Whether a relation starting with ``word`` after the object of another relation
+        describes that relation's subject: after worn clothing, anything but ``with`` and
+        ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
+        ``at`` (``a boy hitting a ball with a bat``)."""
+        if after_clothing:
+            return word not in ("with", "on")
+        return bool(after_verb) and not verb and word in ("with", "at")
+
+    @staticmethod
+    def _worn_by_subject(chunks: list[_Chunk], ci: int, tokens: list[str], head: str) -> bool:
+        """Whether the relation chunk ``ci`` is ``in`` before clothing while the noun before
+        it (``head``) cannot wear it, so the clothing belongs to the clause's subject."""
+        c = chunks[ci]
+        if c.end - c.start != 1 or tokens[c.start].lower() != "in" or ci + 1 >= len(chunks):
+            return False
+        nxt = chunks[ci + 1]
+        if nxt.kind != NP or not lexicon_form(nxt.head.split()[-1] if nxt.head else "",
+                                              CLOTHING_NOUNS):
+            return False
+        word = head.split()[-1].lower() if head else ""
+        return not lexicon_form(word, WEARER_NOUNS) and not lexicon_form(word, CLOTHING_NOUNS)
+
+    @staticmethod
+    def _holds_contents(head: str) -> bool:
+        """Whether ``head`` is a container, plate or holder (``a mug of tea``)."""
+        word = head.split()[-1] if head else ""
+        return lexicon_form(word, _HOLDERS)
+
+    @staticmethod
+    def _has_on_it(chunks: list[_Chunk], ci: int, tokens: list[str]) -> bool:
+        """Whether the relation chunk ``ci`` is ``has`` or ``with`` in ``X has Y PREP it``
+        (``the wall has a clock on it``, ``a wall with a clock on it``), where ``it`` is X and
+        the relation is between Y and X."""
+        c = chunks[ci]
+        if c.end - c.start != 1 \
+                or tokens[c.start].lower() not in ("has", "have", "had", "with") \
+                or ci + 3 >= len(chunks):
+            return False
+        y, rel, it = chunks[ci + 1], chunks[ci + 2], chunks[ci + 3]
+        return (y.kind == NP and rel.kind == REL and it.kind == NP and it.end - it.start == 1
+                and tokens[it.start].lower() in ("it", "them")
+                and (ci + 4 == len(chunks) or chunks[ci + 4].kind in (HARD, SOFT, CONJ)))
+
+    @staticmethod
+    def _partitive(lw: list[str], det_end: int, i: int) -> bool:
+        """Whether the ``of`` at ``i`` follows a noun of quantity or of depiction that leaves
+        the head to the noun after ``of`` (``a pair of scissors``, ``two large piles of
+        leaves``, ``two of the buildings``, ``a picture of a cat``)."""
+        prev = lw[i - 1]
+        if prev in _COUNT_WORDS or prev.isdigit():
+            return i - 1 == det_end and i + 1 < len(lw) and lw[i + 1] in DETERMINERS
+        if prev not in PARTITIVE_NOUNS:
+            return False
+        return all(lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k].isdigit()
+                   for k in range(det_end, i - 1))
+
+    @staticmethod
+    def _region_end(lw: list[str], end: int) -> int:
+        """End of a relation phrase ending at ``end``, extended over a place noun and ``of``
+        (``along`` + ``the side of``, ``climbing`` + ``the edge of``)."""
+        n = len(lw)
+        j = end + 1 if end < n and lw[end] in ("the", "a", "an") else end
+        if j + 2 < n and lw[j] in REGION_NOUNS and lw[j + 1] == "of" and lw[end - 1] != "of" \
+                and lw[j + 2][:1].isalnum():
+            return j + 2
+        return end
 
     @staticmethod
     def _is_participle(lw: list[str], i: int) -> bool:
@@ -424,8 +565,14 @@ class RuleParser(BaseParser):
                  det_end: int, end: int, warnings: list[str]) -> None:
         if end <= start:
             return
-        chunk = _Chunk(NP, start, end)
         det_end = min(max(det_end, start), end)
+        # a participle the lexicon does not know ending the phrase is an intransitive verb
+        # (``a man in a black shirt laughing``), not its head
+        while end - 1 > det_end and lw[end - 1].endswith("ing") \
+                and self._is_participle(lw, end - 1) and lw[end - 2] not in ATTRIBUTE_WORDS \
+                and self._compound_trie.longest(lw, end - 2) != end:
+            end -= 1
+        chunk = _Chunk(NP, start, end)
         if det_end == end:  # determiners only ("this", "that"): the last one is the head
             chunk.head = tokens[end - 1]
             chunks.append(chunk)
@@ -440,10 +587,51 @@ class RuleParser(BaseParser):
         chunk.head = " ".join(tokens[head_start:end])
         chunk.modifiers = [tokens[k] for k in range(det_end, head_start)
                            if lw[k] not in ("of", "and", "or")]
+        self._split_owner(chunk, tokens, lw, det_end, head_start)
         chunk.attr_only = det_end == start and all(
             lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k] in ("and", "or")
             for k in range(start, end))
         chunks.append(chunk)
+
+    @staticmethod
+    def _split_owner(chunk: _Chunk, tokens: list[str], lw: list[str], det_end: int,
+                     head_start: int) -> None:
+        """Move a possessor (``the man 's hat``, ``the girl's dress``) or a whole before a
+        part noun (``the clock hands``) out of the noun phrase ``chunk`` into its owner."""
+        start, end = chunk.start, chunk.end
+        for k in range(head_start - 1, start - 1, -1):
+            if lw[k] == "of" or not is_possessive(lw[k]):
+                continue
+            if lw[k] in ("'s", "’s"):
+                if k - 1 < max(det_end, start) or not lw[k - 1][:1].isalnum():
+                    return
+                owner_end, owner_head = k, tokens[k - 1]
+                owner_first = k - 1
+            else:
+                owner_end, owner_head = k + 1, possessor(tokens[k])
+                owner_first = k
+            mods = [tokens[j] for j in range(det_end, owner_first) if lw[j] not in ("and", "or")]
+            chunk.owner = (start, owner_end, owner_head, mods, k + 1)
+            chunk.start = k + 1
+            chunk.modifiers = [tokens[j] for j in range(k + 1, head_start)
+                               if lw[j] not in ("of", "and", "or")]
+            chunk.attr_only = False
+            return
+        k = head_start - 1
+        if head_start != end - 1 or k < det_end or not lexicon_form(lw[end - 1], PART_NOUNS) \
+                or "of" in lw[start:end]:
+            return
+        w = lw[k]
+        if (not w.isalpha() or w in ATTRIBUTE_WORDS or w in ADVERBS or w in DETERMINERS
+                or w in PART_NOUNS or w in _COUNT_WORDS
+                or (w.endswith(_ADJECTIVE_ENDINGS) and w not in PARTICIPLE_NOUNS)
+                or (w.endswith("y") and w not in _Y_NOUNS)):
+            return
+        mods = [tokens[j] for j in range(det_end, k) if lw[j] not in ("of", "and", "or")]
+        chunk.owner = (start, k + 1, tokens[k], mods, k + 1)
+        chunk.start = k + 1
+        chunk.modifiers = []
+        chunk.attr_only = False
 
     # ----------------------------------------------------------- attachment
     def _attach(self, chunks: list[_Chunk], tokens: list[str], builder: GraphBuilder) -> int:
@@ -460,12 +648,29 @@ class RuleParser(BaseParser):
         fronted: list[int] | None = None   # [object, start, end] of a sentence-initial relation
         fronted_resolved = False
         conj_np, conj_span = -1, (0, 0)
+        has_it = -1             # subject of "X has Y on it", which "it" stands for
+        worn = [-1]             # object of the last relation if it is worn clothing
         prev = -1
         warn = builder.warnings.append
         nchunks = len(chunks)
 
         def next_kind(ci: int) -> int:
             return chunks[ci + 1].kind if ci + 1 < nchunks else -1
+
+        def relate(subj: int, obj: int, start: int, end: int) -> None:
+            # the annotation conventions of parsers.conventions (X of Y -> Y has X, ...)
+            words = [t.lower() for t in tokens[start:end]]
+            conv = relation_convention(words, builder.entities[subj].head,
+                                       builder.entities[obj].head)
+            worn[0] = obj if (conv is not None and conv[0] == WEAR) or (
+                words and words[0] in _WEAR_FORMS) else -1
+            if conv is None:
+                builder.add_relation(subj, obj, start, end)
+            else:
+                text, swap = conv
+                if swap:
+                    subj, obj = obj, subj
+                builder.add_relation(subj, obj, start, start, text=text)
 
         for ci, c in enumerate(chunks):
             kind = c.kind
@@ -477,13 +682,28 @@ class RuleParser(BaseParser):
                     pending = None
                     prev = NP
                     continue
+                if has_it >= 0 and pending is not None and not pending[3] and pending[0] >= 0 \
+                        and c.end - c.start == 1 and tokens[c.start].lower() in ("it", "them"):
+                    relate(pending[0], has_it, pending[1], pending[2])
+                    last_rel = [pending[0], has_it, pending[1], pending[2], pending[4]]
+                    pending = None
+                    has_it = -1
+                    prev = NP
+                    continue
                 e = builder.add_entity(c.start, c.end, c.head, c.modifiers)
+                if c.owner is not None:
+                    os_, oe, ohead, omods, at = c.owner
+                    owner = builder.add_entity(os_, oe, ohead, omods)
+                    builder.add_relation(owner, e, at, at, text=HAS)
                 if pending is not None:
                     subj, ps, pe = pending[0], pending[1], pending[2]
                     if subj < 0:
                         fronted = [e, ps, pe]
-                    else:
+                    elif pending[3]:
                         builder.add_relation(subj, e, ps, pe)
+                    else:
+                        relate(subj, e, ps, pe)
+                    if subj >= 0:
                         last_rel = [subj, e, ps, pe, pending[4]]
                         described = subj
                     pending = None
@@ -494,7 +714,7 @@ class RuleParser(BaseParser):
                         clause_subj = e
                         ctx_subj = -1
                     elif last_rel is not None and last_rel[1] == conj_np:
-                        builder.add_relation(last_rel[0], e, last_rel[2], last_rel[3])
+                        relate(last_rel[0], e, last_rel[2], last_rel[3])
                     else:
                         builder.add_relation(conj_np, e, *conj_span)
                 elif prev == PRON and antecedent >= 0:
@@ -540,10 +760,29 @@ class RuleParser(BaseParser):
                 elif prev == NP and c.verb and last_rel is not None and last_rel[1] == last_np \
                         and not last_rel[4]:
                     subj = last_rel[0]  # participle after a prepositional object
+                elif prev == NP and last_rel is not None and last_rel[1] == last_np \
+                        and last_rel[3] - last_rel[2] == 1 \
+                        and tokens[last_rel[2]].lower() == "of" \
+                        and self._holds_contents(builder.entities[last_rel[0]].head):
+                    subj = last_rel[0]  # "a mug of tea on the desk": the mug is on the desk
+                elif prev == NP and last_rel is not None and last_rel[1] == last_np \
+                        and self._describes_subject(tokens[c.start].lower(), c.verb,
+                                                    worn[0] == last_np, last_rel[4]):
+                    subj = last_rel[0]  # "a man in a cap holding a kite": the man holds it
                 else:
                     subj = last_np
                 if pending is not None and pending[3]:
                     pending = None  # "is" followed by a relation: the copula is not a relation
+                if prev == NP and last_rel is not None and last_rel[1] == subj \
+                        and self._worn_by_subject(chunks, ci, tokens, builder.entities[subj].head):
+                    subj = last_rel[0]  # "a man on a bench in a red hat": the man wears it
+                if subj >= 0 and self._has_on_it(chunks, ci, tokens):
+                    # "the rock has moss on it": moss on the rock, no "has" relation
+                    has_it = subj
+                    pending = None
+                    ctx_subj = -1
+                    prev = REL
+                    continue
                 pending = [subj, start, c.end, 0, int(c.verb)]
                 ctx_subj = -1
                 prev = REL

@@ -1,0 +1,129 @@
+"""Visual Genome annotation conventions for relation phrases.
+
+Human scene graphs of region captions (Visual Genome, FACTUAL) do not copy the
+preposition of the text in a few regular cases; a parser producing graphs for
+such data maps the phrase the same way:
+
+* **part of a whole** – ``the tail of the dog`` is annotated ``dog has tail``:
+  ``X of Y`` becomes ``Y has X``; containers and flat holders name their content
+  (``a glass of water``: ``water in glass``; ``a plate of food``: ``food on
+  plate``), holders of :data:`~parsers.lexicon.HOLDER_NOUNS` keep the order
+  (``a bowl of soup``: ``bowl has soup``, as does ``full of``: ``a shelf full of
+  books``: ``shelf has books``) and places on something
+  (``the side of the road``) keep ``of``;
+* **clothing** – ``a man in a red shirt`` and ``a woman dressed in black`` are
+  annotated ``wear``; ``with`` marks clothing of
+  :data:`~parsers.lexicon.WORN_WITH_NOUNS` as worn (``a boy with glasses``);
+* **passive voice** – ``a cart pulled by a horse`` is annotated ``horse pull
+  cart``, and ``a street covered in snow`` ``snow cover street`` for the verbs of
+  :data:`~parsers.lexicon.INSTRUMENT_PASSIVE_VERBS`;
+* **lie / lay** – ``laying on`` (without an object of its own) is the posture
+  ``lying on``.
+
+:func:`relation_convention` tells, for one relation, the phrase to write and
+whether subject and object swap.  Possessives (``the dog 's tail``) and
+part-whole compounds (``the clock hands``) are noun-phrase structure; the
+backends split them into two entities joined by ``has``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from parsers.lexicon import (
+    CLOTHING_NOUNS,
+    CONTAINER_NOUNS,
+    HOLDER_NOUNS,
+    INSTRUMENT_PASSIVE_VERBS,
+    PASSIVE_VERBS,
+    REGION_NOUNS,
+    SURFACE_NOUNS,
+    WORN_WITH_NOUNS,
+    lexicon_form,
+)
+
+__all__ = ["HAS", "WEAR", "relation_convention", "is_possessive", "possessor"]
+
+#: relation phrase of a part-whole or possession relation
+HAS = "has"
+#: relation phrase of worn clothing
+WEAR = "wearing"
+
+_NOT_POSSESSIVE = frozenset({"it's", "that's", "there's", "what's", "he's", "she's", "who's",
+                             "here's", "let's", "where's", "one's"})
+
+
+def _last(head: str) -> str:
+    words = head.lower().split()
+    return words[-1] if words else ""
+
+
+def relation_convention(words: Sequence[str], subject: str,
+                        obj: str) -> tuple[str, bool] | None:
+    """The annotated form of the relation ``words`` between ``subject`` and ``obj``.
+
+    Args:
+        words: the relation phrase, lowercased tokens.
+        subject: head noun of the subject entity.
+        obj: head noun of the object entity.
+
+    Returns:
+        ``(phrase, swap)`` – the relation phrase to write and whether the object
+        becomes the subject – or ``None`` when the phrase stays as written.
+    """
+    n = len(words)
+    if n == 0:
+        return None
+    first = words[0]
+    s, o = _last(subject), _last(obj)
+    if n == 1:
+        if first == "of":
+            if lexicon_form(s, CONTAINER_NOUNS):
+                return "in", True
+            if lexicon_form(s, SURFACE_NOUNS):
+                return "on", True
+            if lexicon_form(s, HOLDER_NOUNS):
+                return HAS, False
+            if s in REGION_NOUNS:
+                return None
+            return HAS, True
+        if first == "in" and lexicon_form(o, CLOTHING_NOUNS) \
+                and not lexicon_form(s, CLOTHING_NOUNS):
+            return WEAR, False
+        if first == "with" and lexicon_form(o, WORN_WITH_NOUNS) \
+                and not lexicon_form(s, CLOTHING_NOUNS):
+            return WEAR, False
+        return None
+    last = words[-1]
+    if first == "dressed" and last in ("in", "as"):
+        return WEAR, False
+    if words == ["full", "of"]:
+        return HAS, False
+    if n == 2:
+        verb = PASSIVE_VERBS.get(first)
+        if verb is not None and (last == "by" or (last in ("in", "with")
+                                                  and first in INSTRUMENT_PASSIVE_VERBS)):
+            return verb, True
+    if first == "laying" and words[1] not in ("a", "an", "the"):
+        return " ".join(("lying",) + tuple(words[1:])), False
+    return None
+
+
+def is_possessive(word: str) -> bool:
+    """Whether the token ``word`` is a possessive noun (``man's``, ``girls'``) or ``'s``."""
+    w = word.lower().replace("’", "'")
+    if w == "'s":
+        return True
+    if w in _NOT_POSSESSIVE or len(w) < 3:
+        return False
+    return (w.endswith("'s") and w[:-2].isalpha()) or (w.endswith("s'") and w[:-1].isalpha())
+
+
+def possessor(word: str) -> str:
+    """The owner noun of a possessive token: ``man's`` -> ``man``, ``girls'`` -> ``girls``."""
+    w = word.replace("’", "'")
+    if w.endswith("'s"):
+        return word[:-2]
+    if w.endswith("'"):
+        return word[:-1]
+    return word
