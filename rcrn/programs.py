@@ -25,6 +25,8 @@ Forms:
                                              GateProd named NAME (own β^rel parameters)
     ``(classify X)``                         Classify -> confidence of every node
     ``(and P ...)``                          And -> match probability of every graph
+    ``(and_edges P_up P_down)``              EdgeAnd: the minimum over relations of
+                                             max(parent's P_up, child's P_down)
     ``(compare P_up [P_down])``              Compare along every edge (Eq. 8)
     ``(outputs (ground X) (match P) (mismatch D))``  the readout (any subset)
 
@@ -39,7 +41,8 @@ import re
 from typing import Any
 
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
-           "compare", "outputs", "RCRN_PROGRAM", "ABLATIONS", "ProgramError", "validate",
+           "and_edges",
+           "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "ProgramError", "validate",
            "gate_specs"]
 
 Expr = tuple | str | int
@@ -68,6 +71,10 @@ def classify(x: tuple) -> tuple:
 
 def and_(*ps: tuple) -> tuple:
     return ("and",) + tuple(ps)
+
+
+def and_edges(p_up: tuple, p_down: tuple) -> tuple:
+    return ("and_edges", p_up, p_down)
 
 
 def compare(*ps: tuple) -> tuple:
@@ -175,14 +182,16 @@ def to_text(expr: Any) -> str:
 
 
 # -------------------------------------------------------------- checking
-_KINDS = {"local": "belief", "select": "belief", "propagate": "belief", "classify": "conf",
-          "and": "match", "compare": "edges"}
+#: what every evaluable form yields: a belief, a node confidence, a match probability or
+#: edge scores
+KINDS = {"local": "belief", "select": "belief", "propagate": "belief", "classify": "conf",
+          "and": "match", "and_edges": "match", "compare": "edges"}
 
 
 def _kind(expr: Any) -> str:
-    if not isinstance(expr, tuple) or not expr or expr[0] not in _KINDS:
+    if not isinstance(expr, tuple) or not expr or expr[0] not in KINDS:
         raise ProgramError(f"not an expression: {to_text(expr)}")
-    return _KINDS[expr[0]]
+    return KINDS[expr[0]]
 
 
 def validate(expr: tuple) -> None:
@@ -236,6 +245,12 @@ def _check(expr: Any) -> str:
             raise ProgramError("(and P ...) needs at least one confidence")
         for e in expr[1:]:
             _expect(e, "conf", expr)
+    elif head == "and_edges":
+        if len(expr) != 3:
+            raise ProgramError(f"(and_edges P_up P_down) takes two confidences: "
+                               f"{to_text(expr)}")
+        for e in expr[1:]:
+            _expect(e, "conf", expr)
     elif head == "compare":
         if len(expr) not in (2, 3):
             raise ProgramError(f"(compare P_up [P_down]) takes 1 or 2 confidences: "
@@ -271,14 +286,15 @@ def gate_specs(expr: Any) -> dict[str, tuple[str, str]]:
     return specs
 
 
-def _rcrn(gate: str = "full", top_down: bool = True) -> tuple:
+def _rcrn(gate: str = "full", top_down: bool = True, edge_and: bool = False) -> tuple:
     m = select(5, local(gate))
     up = classify(propagate("up", m, "match_up", gate))
     confs = [up]
     if top_down:
         confs.append(classify(propagate("down", m, "match_down", gate)))
     return outputs(ground=propagate("up", local(gate), "ground_up", gate),
-                   match=and_(*confs), mismatch=compare(*confs))
+                   match=and_edges(*confs) if edge_and else and_(*confs),
+                   mismatch=compare(*confs))
 
 
 RCRN_PROGRAM: tuple = _rcrn()
@@ -290,5 +306,7 @@ ABLATIONS: dict[str, tuple] = {
     "const_beta": _rcrn(gate="const"),
     "no_context_in_beta": _rcrn(gate="lang"),
     "no_language_in_beta": _rcrn(gate="ctx"),
+    "edge_and": _rcrn(edge_and=True),
 }
-"""Paper Table 3 ablations as programs."""
+"""Paper Table 3 ablations as programs, and ``edge_and``: RCRN whose match readout is
+``(and_edges P_up P_down)`` instead of And over every node."""

@@ -8,6 +8,7 @@ from rcrn.nn import (
     And,
     Classify,
     Compare,
+    EdgeAnd,
     EntitySim,
     GateProd,
     GateSum,
@@ -94,6 +95,20 @@ def test_locate_compare_and():
     assert torch.allclose(Compare(reverse=True)(conf, ei), torch.tensor([-0.5, -0.2], dtype=D))
     out = And()([conf, torch.tensor([0.8, 0.6, 0.1], dtype=D)], torch.tensor([0, 0, 1]), 2)
     assert out.tolist() == [0.4, 0.1]
+
+
+def test_edge_and_judges_each_relation_by_both_of_its_nodes():
+    # graph 0: root 0 with children 1, 2 (edges 0->1, 0->2); graph 1: node 3 alone
+    up = torch.tensor([0.2, 0.9, 0.8, 0.7], dtype=D, requires_grad=True)
+    down = torch.tensor([0.9, 0.6, 0.3, 0.4], dtype=D, requires_grad=True)
+    ei = torch.tensor([[0, 0], [1, 2]])
+    out = EdgeAnd()(up, down, ei, torch.tensor([0, 0, 0, 1]), torch.tensor([0, 3]))
+    # edge 0->1: max(0.2, 0.6); edge 0->2: max(0.2, 0.3); graph 1: min(0.7, 0.4)
+    assert torch.allclose(out, torch.tensor([0.3, 0.4], dtype=D))
+    # a low parent alone (0.2) does not decide: And over nodes would give 0.2
+    assert And()([up, down], torch.tensor([0, 0, 0, 1]), 2)[0] == 0.2
+    out.sum().backward()
+    assert up.grad.tolist() == [0, 0, 0, 0] and down.grad.tolist() == [0, 0, 1, 1]
 
 
 def test_relation_sim_fused_equals_plain_pair_features():

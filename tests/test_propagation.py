@@ -51,6 +51,7 @@ def close(a, b):
     (6, 5, "no_language_in_beta", {}), (7, 5, "rcrn", {"message_norm": "max"}),
     (8, 3, "rcrn", {"message_norm": "max", "classify_log": True, "eps": 0.01}),
     (9, 5, "rcrn", {"message_norm": "max", "mean_messages": ["match_up", "match_down"]}),
+    (10, 5, "edge_and", {}), (11, 4, "edge_and", {"message_norm": "max"}),
 ])
 def test_batched_equals_reference(seed, k, program, extra, device):
     problems = random_set(seed)

@@ -192,6 +192,7 @@ def train_masked_lm(texts: Sequence[str], out: str | Path,
         optim, lambda step: min(1.0, (step + 1) / max(1, cfg.steps // 10))
         * max(0.0, 1.0 - step / cfg.steps))
     words_mask = (rows != pad) & (rows != cls) & (rows != sep)
+    lengths = (rows != pad).sum(1)
     first = last = float("nan")
     start = time.perf_counter()
     model.train()
@@ -203,7 +204,8 @@ def train_masked_lm(texts: Sequence[str], out: str | Path,
     for step in steps:
         pick = torch.randint(len(sentences), (min(cfg.batch_size, len(sentences)),),
                              generator=gen)
-        ids, can = rows[pick].clone(), words_mask[pick]
+        width = int(lengths[pick].max())  # no step pays for padding beyond its longest row
+        ids, can = rows[pick, :width].clone(), words_mask[pick, :width]
         chosen = (torch.rand(ids.shape, generator=gen) < cfg.mask_prob) & can
         if not chosen.any():  # nothing to predict in this (tiny) batch
             continue

@@ -26,6 +26,7 @@ from rcrn.nn import (
     And,
     Classify,
     Compare,
+    EdgeAnd,
     EntitySim,
     GateProd,
     GateSum,
@@ -222,6 +223,7 @@ class RCRN(nn.Module):
         self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
+        self.and_edges = EdgeAnd()
         self.locate = Locate()
         cfg.mean_messages = tuple(cfg.mean_messages)
         unknown = set(cfg.mean_messages) - {name for name, (kind, _) in
@@ -337,6 +339,10 @@ class RCRN(nn.Module):
         elif head == "and":
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
+        elif head == "and_edges":
+            up, down = (self._eval(e, enc, cache) for e in expr[1:])
+            b = enc.batch
+            value = self.and_edges(up, down, b.edge_index, b.node_batch, b.root)
         elif head == "compare":
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             ei = enc.batch.edge_index

@@ -208,7 +208,7 @@ def _subexpressions(program: tuple) -> dict[str, tuple]:
     def walk(e: Any) -> None:
         if not isinstance(e, tuple) or not e:
             return
-        if e[0] in ("local", "select", "propagate", "classify", "and", "compare"):
+        if e[0] in P.KINDS:
             found.setdefault(P.to_text(e), e)
         for x in e[1:]:
             walk(x)
@@ -224,7 +224,7 @@ def _branches(program: tuple) -> dict[str, list[str]]:
     def walk(e: Any, name: str) -> None:
         if not isinstance(e, tuple) or not e:
             return
-        if e[0] in ("local", "select", "propagate", "classify", "and", "compare"):
+        if e[0] in P.KINDS:
             names = used.setdefault(P.to_text(e), [])
             if name not in names:
                 names.append(name)
