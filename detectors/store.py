@@ -294,11 +294,13 @@ class FeatureStore(BaseSource):
                 else:
                     arrays[name] = np.memmap(self.path / f"{name}.bin", dtype=dt, mode="r",
                                              shape=shape)
-            self._arrays = arrays
-            self._features_file = None
+            features_file = None
             if "features" in arrays and _HAS_PREADV and arrays["features"].size:
-                self._features_file = open(self.path / "features.bin", "rb",  # noqa: SIM115
-                                           buffering=0)
+                features_file = open(self.path / "features.bin", "rb",  # noqa: SIM115
+                                     buffering=0)
+            # published whole, file first: a reader thread never sees half of a state
+            self._features_file = features_file
+            self._arrays = arrays
             self._pid = os.getpid()
         return self._arrays
 
@@ -310,11 +312,12 @@ class FeatureStore(BaseSource):
         map faults page by page (about 5x fewer reads/s from a dropped page cache).
         """
         mapped = arrays["features"]
-        if self._features_file is None or stop == start:
+        features_file = self._features_file
+        if features_file is None or stop == start:
             return _convert(mapped[start:stop], self.out_dtype)
         block = np.empty((stop - start, mapped.shape[1]), dtype=mapped.dtype)
         offset = start * mapped.shape[1] * mapped.dtype.itemsize
-        got = os.preadv(self._features_file.fileno(), [block], offset)
+        got = os.preadv(features_file.fileno(), [block], offset)
         if got != block.nbytes:
             raise DetectorDataError(f"{self.path / 'features.bin'}: short read at byte "
                                     f"{offset} ({got} of {block.nbytes} bytes)")

@@ -73,6 +73,16 @@ def test_store_reads_agree_with_the_memory_map_and_name_short_reads(
         a, b = fast[img["id"]].features, mapped[img["id"]].features
         assert a.dtype == b.dtype == np.float32 and a.flags.writeable
         np.testing.assert_array_equal(a, b)
+    # a fresh store read by many threads at once: each opens it, none sees half a state
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(5):
+        shared = detectors.open_store(tmp_path / "store", dtype=np.float32)
+        ids = [img["id"] for img in images] * 8
+        with ThreadPoolExecutor(8) as pool:
+            got = [p.features for p in pool.map(shared.__getitem__, ids)]
+        for i, a in zip(ids, got):
+            np.testing.assert_array_equal(a, mapped[i].features)
     if fast._features_file is None:
         pytest.skip("no os.preadv on this platform")
     features = tmp_path / "store" / "features.bin"
