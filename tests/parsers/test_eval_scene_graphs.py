@@ -56,3 +56,12 @@ def test_missing_columns_are_reported(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("a,b\n1,2\n", encoding="utf-8")
     assert esg.main([str(path)]) == 2
+
+
+def test_parser_options_reach_the_backend(tmp_path, capsys):
+    path = tmp_path / "sg.csv"
+    path.write_text(CSV, encoding="utf-8")
+    assert esg.main([str(path), "--parser", "rule", "--option", "colour=red"]) == 2
+    assert "does not accept the options ['colour']" in capsys.readouterr().err
+    assert esg.main([str(path), "--option", "model"]) == 2
+    assert "'model' is not KEY=VALUE" in capsys.readouterr().err
