@@ -6,12 +6,8 @@ expected triples follow the conventions of human Visual Genome scene graphs.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-import parsers
-from parsers.base import BackendUnavailable
 from parsers.conventions import is_possessive, possessor, relation_convention
 from parsers.depgraph import DepToken, graph_from_dependencies
 from parsers.lexicon import CLOTHING_NOUNS, PART_NOUNS, lexicon_form
@@ -206,16 +202,6 @@ def test_spatial_templates_keep_their_relation(rule):
 
 
 # ------------------------------------------------------------------- spaCy
-@pytest.fixture(scope="module")
-def spacy_parser():
-    if importlib.util.find_spec("spacy") is None:
-        pytest.skip("spaCy is not installed")
-    try:
-        return parsers.load("spacy")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no spaCy pipeline: {exc}")
-
-
 def test_spacy_conventions(spacy_parser):
     g = spacy_parser.parse("the front wheel of a red bike")
     assert triples(g) == {("bike", "has", "wheel")}

@@ -20,16 +20,6 @@ def triples(g):
 
 
 # ------------------------------------------------------------------- spaCy
-@pytest.fixture(scope="module")
-def spacy_parser():
-    if importlib.util.find_spec("spacy") is None:
-        pytest.skip("spaCy is not installed")
-    try:
-        return parsers.load("spacy")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no spaCy pipeline: {exc}")
-
-
 def test_spacy_constructions(spacy_parser):
     g = spacy_parser.parse("the cup to the left of the plate that is on the table")
     assert triples(g) == [("cup", "to the left of", "plate"), ("plate", "on", "table")]

@@ -1,0 +1,21 @@
+"""Fixtures shared by the parser tests."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+import parsers
+from parsers.base import BackendUnavailable
+
+
+@pytest.fixture(scope="session")
+def spacy_parser():
+    """The ``spacy`` backend with the installed pipeline (skips without one)."""
+    if importlib.util.find_spec("spacy") is None:
+        pytest.skip("spaCy is not installed")
+    try:
+        return parsers.load("spacy")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no spaCy pipeline: {exc}")
