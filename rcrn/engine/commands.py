@@ -47,8 +47,7 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                               detector=detector, length=data.get("length", "words"))
 
 
-def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None,
-                   root: str | None = None) -> Any:
+def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None) -> Any:
     """The GITM-MR release split of ``config['data']`` (``root``, ``parser``, ``proposals``,
     ``threshold``); shipped parses and ``vinvl_objects/`` unless the config names others."""
     import parsers
@@ -56,7 +55,7 @@ def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None
     from benchmarks.gitm_mr import GITMMRBenchmark
 
     data = config.get("data", {})
-    root = root or data.get("root")
+    root = data.get("root")
     if not root:
         raise CommandError("gitm_mr: no data root; set data.root (or --root)")
     parser = parsers.load(data["parser"]) if data.get("parser") else None
