@@ -148,8 +148,8 @@ def train_masked_lm(texts: Sequence[str], out: str | Path,
     The folder loads with :class:`PseudoPerplexity` (``rcrn gitm-mr generate --mlm``).
 
     Returns:
-        a summary (vocabulary size, parameters, steps, first and last loss, seconds),
-        also written to ``out/training.json``.
+        a summary (texts, vocabulary size, parameters, first and last loss, seconds,
+        the config), also written to ``out/training.json``.
 
     Raises:
         MLMUnavailable: ``transformers`` is not installed.
@@ -201,7 +201,7 @@ def train_masked_lm(texts: Sequence[str], out: str | Path,
         from tqdm import tqdm
 
         steps = tqdm(steps, desc="masked LM", unit="step")
-    for step in steps:
+    for _ in steps:
         pick = torch.randint(len(sentences), (min(cfg.batch_size, len(sentences)),),
                              generator=gen)
         width = int(lengths[pick].max())  # no step pays for padding beyond its longest row
@@ -221,7 +221,7 @@ def train_masked_lm(texts: Sequence[str], out: str | Path,
         optim.step()
         sched.step()
         last = loss.item()
-        if step == 0:
+        if math.isnan(first):
             first = last
         if progress:
             steps.set_postfix(loss=f"{last:.3f}")
