@@ -99,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mlm = sub.add_parser(
         "train-mlm", help="train a small masked LM for the pseudo-perplexity filter",
         description="Train a small BERT-style masked language model from scratch on "
-                    "expressions (a whole-word vocabulary, 15%% masking) and save it as a "
+                    "expressions (a whole-word vocabulary, 15% masking) and save it as a "
                     "transformers folder that `rcrn gitm-mr generate --mlm` reads; for when "
                     "no pretrained masked LM is available locally. Needs transformers.",
         epilog=_MLM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
