@@ -199,14 +199,6 @@ def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
 
 
 # ------------------------------------------------------------- commands
-def _feature_dim(problems: list[Any], what: str) -> int:
-    for p in problems:
-        if p.proposals.features is not None and len(p.proposals):
-            return int(p.proposals.features.shape[1])
-    raise CommandError(f"{what}: no proposal carries region features (vinvl_objects/ or "
-                       f"data.proposals must give them)")
-
-
 def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
     """``rcrn train --benchmark gitm_mr``: RCRN on a release layout's region features."""
     from rcrn.engine import distributed
@@ -220,7 +212,10 @@ def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
     train = list(bench.problems())
     if not train:
         raise CommandError(f"gitm_mr train ({bench.subset or 'all'}): no pairs")
-    dim = _feature_dim(train, f"{bench.root} train")
+    dim = next((p.proposals.feature_dim for p in train if p.proposals.feature_dim), 0)
+    if not dim:
+        raise CommandError(f"{bench.root} train: no proposal carries region features "
+                           f"(vinvl_objects/ or data.proposals must give them)")
     model = config.setdefault("model", {})
     if model.setdefault("vis_dim", dim) != dim:
         raise CommandError(f"model.vis_dim is {model['vis_dim']} but the release's region "

@@ -220,6 +220,7 @@ class RCRN(nn.Module):
                                 else GateProd(state, ctx, mode))
         self.select = Select(cfg.k)
         self.aggregate = Aggregate(cfg.eps)
+        self.aggregate_mean = Aggregate(cfg.eps, mean=True)
         self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
@@ -294,6 +295,7 @@ class RCRN(nn.Module):
         log space, GateProd on the target nodes.
         """
         batch, gate = enc.batch, self.gates[name]
+        aggregate = self.aggregate_mean if name in self.config.mean_messages else self.aggregate
         b = x.values
         up = direction == "up"
         order = range(len(batch.levels) - 1, -1, -1) if up else range(len(batch.levels))
@@ -312,8 +314,7 @@ class RCRN(nn.Module):
             A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
                              subj if up else ~subj)
             self._emit(f"relation:{name}:{d + 1}", (lv, A))
-            log_agg = self.aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0],
-                                     mean=name in self.config.mean_messages)
+            log_agg = aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
             nodes = batch.level_parents[d] if up else child
             new, beta = gate(x.values[nodes], log_agg[nodes], enc.phrase[nodes],
                              enc.context[nodes], x.mask[nodes])

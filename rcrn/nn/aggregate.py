@@ -17,30 +17,26 @@ class Aggregate(MessagePassing):
     summed at the target in log space.  Nodes without context get 0 (b^agg = 1).
 
     With ``mean=True`` the log messages are averaged over each target's context
-    nodes instead (the geometric mean of the messages).
+    nodes instead (PyG's mean aggregation: the geometric mean of the messages).
 
     Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
     (context node, target node) -> ``[V, S]``.
     """
 
-    def __init__(self, eps: float = 1e-6) -> None:
-        super().__init__(aggr="add", node_dim=0)
-        self.eps = eps
+    def __init__(self, eps: float = 1e-6, mean: bool = False) -> None:
+        super().__init__(aggr="mean" if mean else "add", node_dim=0)
+        self.eps, self.mean = eps, mean
 
     def reset_parameters(self) -> None:
         """Aggregate has no parameters."""
 
     def forward(self, A: torch.Tensor, b_sel: torch.Tensor, edge_index: torch.Tensor,
-                num_nodes: int, mean: bool = False) -> torch.Tensor:
+                num_nodes: int) -> torch.Tensor:
         log_msg = torch.log(torch.einsum("esk,ek->es", A, b_sel) + self.eps)
-        total = self.propagate(edge_index, log_msg=log_msg, size=(num_nodes, num_nodes))
-        if not mean:
-            return total
-        count = torch.bincount(edge_index[1], minlength=num_nodes).clamp(min=1)
-        return total / count.to(total.dtype)[:, None]
+        return self.propagate(edge_index, log_msg=log_msg, size=(num_nodes, num_nodes))
 
     def message(self, log_msg: torch.Tensor) -> torch.Tensor:
         return log_msg
 
     def __repr__(self) -> str:
-        return f"Aggregate(log_space=True, eps={self.eps})"
+        return f"Aggregate(log_space=True, eps={self.eps}, mean={self.mean})"
