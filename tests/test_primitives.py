@@ -111,8 +111,9 @@ def test_edge_and_judges_each_relation_by_both_of_its_nodes():
     assert up.grad.tolist() == [0, 0, 0, 0] and down.grad.tolist() == [0, 0, 1, 1]
 
 
-def test_relation_sim_fused_equals_plain_pair_features():
-    rs = RelationSim(6, 5, 3, 4, 7, 8).double()
+@pytest.mark.parametrize("diff", [False, True])
+def test_relation_sim_fused_equals_plain_pair_features(diff):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.2 + torch.rand(6, 2, dtype=D) * 0.3], -1)
@@ -127,20 +128,23 @@ def test_relation_sim_fused_equals_plain_pair_features():
             for b, c in enumerate(cols[e].tolist()):
                 s, o = (r, c) if subj[e] else (c, r)
                 pair = rs.pair_feature(vis[s], vis[o], spatial_pair(boxes[s], boxes[o]))
+                assert len(pair) == 3 + 4 + 5 * diff
+                if diff:
+                    assert torch.equal(pair[-5:], (vis[s] - vis[o]).abs())
                 want = torch.relu(torch.dot(rs.visual_transform(pair), t))
                 assert torch.allclose(A[e, a, b], want)
 
 
-@pytest.mark.parametrize("name", ["sim", "relsim", "gatesum", "gateprod", "aggregate",
-                                  "classify", "compare", "and"])
+@pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "gatesum", "gateprod",
+                                  "aggregate", "classify", "compare", "and"])
 def test_gradcheck(name):
     mask = torch.ones(2, 3, dtype=torch.bool)
     r = lambda *s: torch.rand(*s, dtype=D, requires_grad=True)  # noqa: E731
     if name == "sim":
         m = EntitySim(4, 3, 5, 6, 2).double()
         fn, args = (lambda t, v: m(t, v, torch.tensor([0, 1]))), (r(2, 4), r(2, 3, 3))
-    elif name == "relsim":
-        m = RelationSim(4, 3, 2, 3, 5, 4).double()
+    elif name.startswith("relsim"):
+        m = RelationSim(4, 3, 2, 3, 5, 4, diff=name.endswith("diff")).double()
         boxes = torch.tensor([[0.1, 0.1, 0.4, 0.5], [0.5, 0.2, 0.9, 0.6], [0.2, 0.6, 0.3, 0.9]],
                              dtype=D)
         fn = lambda t, v: m(t, boxes, m.project(v), torch.tensor([[0, 1]]),  # noqa: E731
@@ -176,8 +180,35 @@ def test_reprs_name_their_settings():
     assert "fused_pairs=True" in repr(RelationSim(2, 2, 2, 2, 2, 2))
 
 
-def test_relation_sim_unfused_path_equals_fused():
-    rs = RelationSim(6, 5, 3, 4, 7, 8).double()
+def _start_scores(seed: int, align: float) -> torch.Tensor:
+    torch.manual_seed(seed)
+    rs = RelationSim(32, 16, 4, 16, 32, 32, align=align)
+    g = torch.Generator().manual_seed(100)
+    vis, text = torch.rand(12, 16, generator=g), torch.randn(6, 32, generator=g)
+    boxes = torch.rand(12, 2, generator=g) * 0.5
+    boxes = torch.cat([boxes, boxes + 0.2], -1)
+    rows, cols = torch.arange(12).reshape(6, 2), torch.arange(12).flip(0).reshape(6, 2)
+    with torch.no_grad():
+        return rs(text, boxes, rs.project(vis), rows, cols, torch.ones(6, dtype=torch.bool))
+
+
+def test_relation_sim_starts_with_live_scores_for_every_seed():
+    # Eq. 16's ReLU passes no gradient below 0: with PyTorch's default biases some seeds
+    # start with almost every score at 0 (those are the runs whose matching never learns)
+    default = [float((_start_scores(seed, align=0.0) > 0).float().mean()) for seed in range(20)]
+    assert min(default) < 0.25, default
+    aligned = [_start_scores(seed, align=2.0) for seed in range(20)]
+    assert all(bool((A > 0).all()) for A in aligned)
+    assert 0.2 < float(torch.stack(aligned).mean()) < 0.9
+    rs = RelationSim(4, 3, 2, 3, 5, 4, align=2.0)
+    rs.reset_parameters()
+    assert torch.equal(rs.vis_fc2.bias, rs.text_trf.fc2.bias)
+    assert torch.isclose(rs.vis_fc2.bias.norm(), torch.tensor(2.0))
+
+
+@pytest.mark.parametrize("diff", [False, True])
+def test_relation_sim_unfused_path_equals_fused(diff):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.1], -1)

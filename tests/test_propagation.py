@@ -52,6 +52,8 @@ def close(a, b):
     (8, 3, "rcrn", {"message_norm": "max", "classify_log": True, "eps": 0.01}),
     (9, 5, "rcrn", {"message_norm": "max", "mean_messages": ["match_up", "match_down"]}),
     (10, 5, "edge_and", {}), (11, 4, "edge_and", {"message_norm": "max"}),
+    (12, 5, "rcrn", {"message_norm": "max", "relation_diff": True}),
+    (13, 3, "rcrn", {"relation_align": 0.0}),
 ])
 def test_batched_equals_reference(seed, k, program, extra, device):
     problems = random_set(seed)

@@ -66,6 +66,30 @@ def test_resume_continues_from_the_last_step(tmp_path):
     assert steps == [2, 4, 6]
 
 
+def test_cosine_learning_rate_decays_to_zero_and_resumes(tmp_path):
+    from rcrn.engine.trainer import learning_rate
+
+    at = learning_rate({"lr": 0.01, "steps": 100, "lr_decay": "cosine"})
+    assert at(0) == 0.01 and abs(at(50) - 0.005) < 1e-12 and at(100) < 1e-12
+    assert learning_rate({"lr": 0.01, "steps": 100})(99) == 0.01
+    torch.set_num_threads(1)
+    train = learnable_problems(64, seed=3)
+    cfg = apply_overrides(CONFIG, ["train.steps=4", "train.log_every=2",
+                                   "train.lr_decay=cosine"])
+    trainer = Trainer(cfg, train, tmp_path)
+    trainer.fit(progress=False)
+    # the last update (step index 3 of 4) used lr * (1 + cos(3 pi / 4)) / 2
+    want = 0.003 * 0.5 * (1 + np.cos(3 * np.pi / 4))
+    assert np.isclose(trainer.optimizer.param_groups[0]["lr"], want)
+    longer = Trainer(apply_overrides(cfg, ["train.steps=8"]), train, tmp_path)
+    assert longer.resume()
+    longer.fit(progress=False)
+    assert np.isclose(longer.optimizer.param_groups[0]["lr"],
+                      0.003 * 0.5 * (1 + np.cos(7 * np.pi / 8)))
+    with pytest.raises(ValueError, match="lr_decay"):
+        Trainer(apply_overrides(cfg, ["train.lr_decay=linear"]), train, tmp_path)
+
+
 def test_config_base_and_overrides(tmp_path):
     (tmp_path / "base.yaml").write_text("train: {steps: 10, lr: 0.1}\nmodel: {k: 5}\n")
     (tmp_path / "top.yaml").write_text("_base_: base.yaml\ntrain: {steps: 20}\n")

@@ -320,6 +320,18 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
     return model, vocab, state["config"], state
 
 
+def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
+    """The learning rate of step ``t`` (counted from 0) under ``train.lr`` / ``train.lr_decay``."""
+    base = float(train_cfg.get("lr", 5e-4))
+    decay = train_cfg.get("lr_decay", "none") or "none"
+    steps = max(1, int(train_cfg.get("steps", 1000)))
+    if decay == "none":
+        return lambda t: base
+    if decay == "cosine":
+        return lambda t: base * 0.5 * (1.0 + math.cos(math.pi * min(t, steps) / steps))
+    raise ValueError(f"train.lr_decay must be 'none' or 'cosine', got {decay!r}")
+
+
 class Trainer:
     """Trains RCRN with Adam on a list of problems; logs, evaluates and checkpoints.
 
@@ -332,7 +344,9 @@ class Trainer:
     ``train.batch_size`` as the global batch split across the ranks, and only rank 0
     logs, checkpoints and evaluates (see ``rcrn.engine.distributed``).  ``train.amp: bf16``
     runs the forward under autocast, ``train.compile: true`` (or a backend name)
-    compiles the model.
+    compiles the model.  ``train.lr_decay: cosine`` lowers the learning rate from
+    ``train.lr`` to 0 along a half cosine over ``train.steps`` (``none``, the default,
+    keeps it constant); the rate is a function of the step, so ``--resume`` continues it.
 
     Args:
         config: the resolved config (sections ``model``, ``region_encoder``, ``loss``,
@@ -363,6 +377,7 @@ class Trainer:
         self.device = self.dist.device
         distributed.amp_dtype(self.train_cfg.get("amp"))  # bad values fail here, not in fit
         distributed.compile_backend(self.train_cfg.get("compile"))
+        learning_rate(self.train_cfg)  # a bad train.lr_decay fails here, not in fit
         self.model = build_model(config, self.vocab).to(self.device)
         self.loss_cfg = LossConfig(**config.get("loss", {}))
         self.optimizer = torch.optim.Adam(self.model.parameters(),
@@ -417,6 +432,7 @@ class Trainer:
         log_every = int(cfg.get("log_every", 50))
         eval_every = int(cfg.get("eval_every", 0))
         clip = float(cfg.get("grad_clip", 10.0))
+        lr_at = learning_rate(cfg)
         scale = float(getattr(self.model.config, "grounding_scale", 1.0))
         norm = getattr(self.model.config, "grounding_norm", "none")
         self.model.train()
@@ -451,6 +467,8 @@ class Trainer:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = lr_at(self.step)
                 self.optimizer.step()
                 self.step += 1
                 for k, v in losses.items():

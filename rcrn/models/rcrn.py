@@ -68,6 +68,12 @@ class RCRNConfig:
     summing them (a geometric mean in place of the product of Eq. 4), so a node
     with three children is not scored lower than one with a single child merely
     for receiving more factors below 1.
+
+    ``relation_align`` is the shared start bias of Relation Sim's two transforms
+    (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
+    gives PyTorch's default initialisation.  ``relation_diff`` adds the absolute
+    difference of the two regions' features to Relation Sim's pair feature
+    (``RelationSim(diff=True)``).
     """
 
     word_dim: int = 64
@@ -88,6 +94,8 @@ class RCRNConfig:
     eps: float = 1e-6
     message_norm: str = "none"
     mean_messages: tuple[str, ...] = ()
+    relation_align: float = 2.0
+    relation_diff: bool = False
     vl_layers: int = 0
     vl_dim: int = 128
     vl_heads: int = 4
@@ -212,7 +220,8 @@ class RCRN(nn.Module):
         self.app_sim = EntitySim(cfg.joint, cfg.vis_dim, cfg.joint, cfg.hidden, cfg.sim_dim)
         self.pos_sim = EntitySim(cfg.joint, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
         self.rel_sim = RelationSim(cfg.joint, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
-                                   cfg.hidden, cfg.joint)
+                                   cfg.hidden, cfg.joint, cfg.relation_align,
+                                   cfg.relation_diff)
         ctx = 2 * cfg.k
         self.gates = nn.ModuleDict()
         for name, (kind, mode) in P.gate_specs(self.program).items():

@@ -80,30 +80,55 @@ class RelationSim(nn.Module):
     Shapes: ``forward(text [E, Dt], boxes [M, 4], (U1, U2) [M, H], rows [E, R],
     cols [E, C], row_is_subject [E])`` -> ``[E, R, C]``; rows/cols index the
     ``M`` boxes of the batch.
+
+    Start: the ReLU of Eq. 16 passes no gradient where the cosine is negative,
+    and at random initialisation the two transforms' outputs are dominated by
+    their own fixed directions, so for some seeds every pair's cosine is (or
+    after a few steps becomes) negative: every ``A`` is 0 for good, messages
+    carry nothing and matching never learns.  ``align`` (default 2.0) gives
+    both transforms' last layers the same bias ``align * u`` (``u`` a random
+    unit vector), so training starts with every pair mildly related (cosines
+    around 0.5) whatever the seed; ``align=0`` keeps PyTorch's default biases.
+
+    ``diff=True`` appends ``|o_k - o_l|`` to the pair feature (``r^o = [W_l s,
+    W_e [o_k, o_l], |o_k - o_l|]``, a departure from Eq. 12): relations that
+    compare the two regions (the same colour / shape as) then read their
+    difference directly instead of learning equality from a concatenation.
     """
 
     def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, pair_dim: int,
-                 hidden: int, joint: int) -> None:
+                 hidden: int, joint: int, align: float = 2.0, diff: bool = False) -> None:
         super().__init__()
+        self.align, self.diff = align, diff
         self.W_l = nn.Linear(5, spatial_dim)
         self.W_e = nn.Linear(2 * vis_dim, pair_dim)
-        self.vis_fc1 = nn.Linear(spatial_dim + pair_dim, hidden)
+        self.vis_fc1 = nn.Linear(spatial_dim + pair_dim + (vis_dim if diff else 0), hidden)
         self.vis_fc2 = nn.Linear(hidden, joint)
         self.text_trf = MLP(text_dim, hidden, joint)
         self.dims = (text_dim, vis_dim, spatial_dim, pair_dim, hidden, joint)
+        self._align_biases()
 
     def reset_parameters(self) -> None:
         for m in (self.W_l, self.W_e, self.vis_fc1, self.vis_fc2, self.text_trf):
             m.reset_parameters()
+        self._align_biases()
+
+    @torch.no_grad()
+    def _align_biases(self) -> None:
+        if self.align:
+            u = F.normalize(torch.randn(self.vis_fc2.out_features), dim=0) * self.align
+            self.vis_fc2.bias.copy_(u)
+            self.text_trf.fc2.bias.copy_(u)
 
     # -- the plain form (reference): one pair feature at a time
     def pair_feature(self, o_sub: torch.Tensor, o_obj: torch.Tensor,
                      s: torch.Tensor) -> torch.Tensor:
-        """``r^o = [W_l s, W_e [o_sub, o_obj]]`` for broadcastable inputs."""
+        """``r^o = [W_l s, W_e [o_sub, o_obj]]`` (``+ [|o_sub - o_obj|]`` with ``diff``)."""
         o_sub, o_obj = torch.broadcast_tensors(o_sub, o_obj)
         appearance = self.W_e(torch.cat([o_sub, o_obj], dim=-1))
         spatial = self.W_l(s).expand(*appearance.shape[:-1], self.W_l.out_features)
-        return torch.cat([spatial, appearance], dim=-1)
+        parts = [spatial, appearance] + ([(o_sub - o_obj).abs()] if self.diff else [])
+        return torch.cat(parts, dim=-1)
 
     def visual_transform(self, r_o: torch.Tensor) -> torch.Tensor:
         return F.normalize(self.vis_fc2(F.relu(self.vis_fc1(r_o))), dim=-1)
@@ -112,23 +137,29 @@ class RelationSim(nn.Module):
         return F.normalize(self.text_trf(text), dim=-1)
 
     # -- the fused form
-    def project(self, vis: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-box first-layer projections ``(U1, U2)`` of boxes ``[M, Dv]`` as subject / object."""
+    def _first_layer(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Columns of the first visual layer on ``W_l s``, on ``W_e [o, o]`` and on ``|o - o|``."""
+        k, p = self.W_l.out_features, self.W_e.out_features
+        w = self.vis_fc1.weight
+        return w[:, :k], w[:, k:k + p], w[:, k + p:]
+
+    def project(self, vis: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Per-box first-layer projections ``(U1, U2)`` of boxes ``[M, Dv]`` as subject /
+        object (with ``diff``, the boxes' features follow as a third item)."""
         d = vis.shape[-1]
-        w1b = self.vis_fc1.weight[:, self.W_l.out_features:]
+        w1b = self._first_layer()[1]
         sub = vis @ self.W_e.weight[:, :d].t()
         obj = vis @ self.W_e.weight[:, d:].t()
-        return sub @ w1b.t(), obj @ w1b.t()
+        return (sub @ w1b.t(), obj @ w1b.t()) + ((vis,) if self.diff else ())
 
     def _constant(self) -> tuple[torch.Tensor, torch.Tensor]:
-        k = self.W_l.out_features
-        w1a, w1b = self.vis_fc1.weight[:, :k], self.vis_fc1.weight[:, k:]
+        w1a, w1b, _ = self._first_layer()
         m_s = w1a @ self.W_l.weight                      # [H, 5]
         c = w1a @ self.W_l.bias + w1b @ self.W_e.bias + self.vis_fc1.bias
         return m_s, c
 
     def forward(self, text: torch.Tensor, boxes: torch.Tensor,
-                proj: tuple[torch.Tensor, torch.Tensor] | torch.Tensor, rows: torch.Tensor,
+                proj: tuple[torch.Tensor, ...] | torch.Tensor, rows: torch.Tensor,
                 cols: torch.Tensor, row_is_subject: torch.Tensor) -> torch.Tensor:
         """Relation scores; ``proj`` is ``project(vis)`` (fused) or the raw ``vis`` ``[M, Dv]``.
 
@@ -147,15 +178,20 @@ class RelationSim(nn.Module):
             o_obj = torch.where(flag[..., None], o_col, o_row)
             vis = self.visual_transform(self.pair_feature(o_sub, o_obj, s))
             return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
-        u_sub, u_obj = proj
+        u_sub, u_obj = proj[:2]
         m_s, c = self._constant()
         a_row = torch.where(flag, u_sub[rows], u_obj[rows])            # [E, R, H]
         a_col = torch.where(flag, u_obj[cols], u_sub[cols])            # [E, C, H]
-        hidden = F.relu(a_row[:, :, None, :] + a_col[:, None, :, :] + s @ m_s.t() + c)
+        pre = a_row[:, :, None, :] + a_col[:, None, :, :] + s @ m_s.t() + c
+        if self.diff:
+            feats = proj[2]
+            gap = (feats[rows][:, :, None, :] - feats[cols][:, None, :, :]).abs()
+            pre = pre + gap @ self._first_layer()[2].t()
+        hidden = F.relu(pre)
         vis = F.normalize(self.vis_fc2(hidden), dim=-1)                # [E, R, C, J]
         return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
 
     def __repr__(self) -> str:
         t, v, s, p, h, j = self.dims
         return (f"RelationSim(text={t}, vis={v}, spatial={s}, pair={p}, hidden={h}, joint={j}, "
-                f"fused_pairs=True)")
+                f"align={self.align:g}, diff={self.diff}, fused_pairs=True)")
