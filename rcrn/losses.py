@@ -11,25 +11,39 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.rcrn import ModelOutput
 
-__all__ = ["LossConfig", "rcrn_loss", "loss_items"]
+__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items"]
 
 
 @dataclass
 class LossConfig:
-    """Weights of the loss: ``L = L_grd + mu * L_match + omega * L_reg``."""
+    """Weights of the loss: ``L = L_grd + mu * L_match + omega * L_reg + nu * L_nodes``.
+
+    ``nu`` (default 0, the paper's loss) weighs the node term of :func:`rcrn_loss`.
+    """
 
     mu: float = 3.0
     omega: float = 1.0
     iou_threshold: float = 0.5
+    nu: float = 0.0
+
+    def weights(self) -> dict[str, float]:
+        """The weight of every term of :func:`rcrn_loss` by name."""
+        return {"grd": 1.0, "match": self.mu, "reg": self.omega, "nodes": self.nu}
+
+
+TERMS = ("grd", "match", "reg", "nodes")
 
 
 def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
                ) -> dict[str, torch.Tensor]:
-    """The items every loss term averages over, as ``[B]`` boolean masks.
+    """The items every loss term averages over, as boolean masks.
 
     ``grd``: matched items with a target proposal; ``match``: items with a known
     match label; ``reg``: matched items whose chosen proposal overlaps the referent
-    by ``cfg.iou_threshold`` (all False when the model regresses no box).
+    by ``cfg.iou_threshold`` (all False when the model regresses no box) -- these
+    three over the ``B`` items; ``nodes``: over the ``T * V`` entries of
+    ``out.match_nodes`` (flattened), those of matched items (empty when the model
+    gives no ``match_nodes``).
     """
     positive = (batch.match == 1) & (batch.target_index >= 0)
     reg = torch.zeros_like(positive)
@@ -37,7 +51,10 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
         ar = torch.arange(batch.num_graphs, device=batch.match.device)
         chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
         reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
-    return {"grd": positive, "match": batch.match >= 0, "reg": reg}
+    nodes = torch.zeros(0, dtype=torch.bool, device=batch.match.device)
+    if out.match_nodes is not None:
+        nodes = (batch.match == 1)[batch.node_batch].repeat(out.match_nodes.shape[0])
+    return {"grd": positive, "match": batch.match >= 0, "reg": reg, "nodes": nodes}
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,
@@ -53,6 +70,14 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       ``out.ground_logits`` (no beliefs, e.g. the cross-encoder) have those used as
       the logits instead.
     * ``match``: binary cross-entropy of P(match) (Eq. 10).
+    * ``nodes`` (weight ``cfg.nu``): binary cross-entropy towards 1 of every node
+      confidence the match AND takes its minimum over (``out.match_nodes``), on
+      matched pairs only.  Eq. 10 trains the minimum alone, so on a matched pair
+      only its least confident node is pushed up, and the others may sit just
+      above the decision level; every node of a matched pair matches, and
+      training them all keeps a longer pair's minimum over more nodes from
+      falling below it.  (A mismatched pair's label says only that some node is
+      wrong, so it trains the minimum as in Eq. 10.)
     * ``reg``: smooth-L1 between predicted and target offsets of the chosen
       proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
       referent box (omega = 0 otherwise, appendix B).
@@ -62,7 +87,7 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     """
     cfg = cfg or LossConfig()
     zero = batch.box_feats.new_zeros(())
-    terms = {"grd": zero, "match": zero, "reg": zero}
+    terms = dict.fromkeys(TERMS, zero)
     items = loss_items(out, batch, cfg)
     positive = items["grd"]
     if out.ground_logits is not None and positive.any():
@@ -87,5 +112,13 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
         target = encode_deltas(chosen[use], batch.referent_box[use])
         reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
         terms["reg"] = reg.sum(-1).mean()
-    total = terms["grd"] + cfg.mu * terms["match"] + cfg.omega * terms["reg"]
+    if cfg.nu:
+        if out.match_nodes is None:
+            raise ValueError("loss.nu > 0 needs the node confidences of a match readout "
+                             "(and ...); this model gives none")
+        if items["nodes"].any():
+            p = out.match_nodes.reshape(-1)[items["nodes"]].clamp(1e-6, 1 - 1e-6)
+            terms["nodes"] = -torch.log(p).mean()
+    weights = cfg.weights()
+    total = sum(weights[k] * terms[k] for k in TERMS)
     return {"loss": total, **terms}

@@ -90,6 +90,40 @@ def test_cosine_learning_rate_decays_to_zero_and_resumes(tmp_path):
         Trainer(apply_overrides(cfg, ["train.lr_decay=linear"]), train, tmp_path)
 
 
+def test_node_term_trains_every_node_of_matched_pairs():
+    from rcrn.batching import collate
+    from rcrn.engine.trainer import build_model
+    from rcrn.losses import LossConfig, rcrn_loss
+
+    torch.manual_seed(0)
+    problems = learnable_problems(12, seed=5)
+    assert {p.match for p in problems} == {0, 1}
+    vocab = Vocab.build(problems)
+    model = build_model(CONFIG, vocab)
+    batch = collate(problems, vocab)
+    out = model(batch)
+    T, V = out.match_nodes.shape
+    assert T == 2 and V == len(batch.node_batch)
+    # the AND is the minimum over the node confidences of each graph
+    per_graph = torch.full((batch.num_graphs,), 2.0).scatter_reduce(
+        0, batch.node_batch, out.match_nodes.amin(0), reduce="amin")
+    torch.testing.assert_close(per_graph, out.match_prob)
+    paper = rcrn_loss(out, batch, LossConfig())
+    losses = rcrn_loss(out, batch, LossConfig(nu=2.0))
+    positive = (batch.match == 1)[batch.node_batch]
+    want = -torch.log(out.match_nodes[:, positive]).mean()
+    torch.testing.assert_close(losses["nodes"], want)
+    assert float(paper["nodes"]) == 0.0
+    torch.testing.assert_close(losses["loss"], paper["loss"] + 2.0 * want)
+    # mismatched pairs' nodes get no gradient from the node term
+    grad = torch.autograd.grad(losses["nodes"], out.match_nodes)[0]
+    assert not grad[:, ~positive].any() and (grad[:, positive] < 0).all()
+    # a readout without node confidences cannot train the term
+    out.match_nodes = None
+    with pytest.raises(ValueError, match="loss.nu"):
+        rcrn_loss(out, batch, LossConfig(nu=1.0))
+
+
 def test_config_base_and_overrides(tmp_path):
     (tmp_path / "base.yaml").write_text("train: {steps: 10, lr: 0.1}\nmodel: {k: 5}\n")
     (tmp_path / "top.yaml").write_text("_base_: base.yaml\ntrain: {steps: 20}\n")

@@ -184,16 +184,18 @@ class ShardedBatches:
 
 # ------------------------------------------------------------------ the loss
 def loss_counts(out: Any, batch: Any, cfg: Any) -> torch.Tensor:
-    """How many items each term of ``rcrn_loss`` averages over, as ``[3]`` floats.
+    """How many items each term of ``rcrn_loss`` averages over, as floats in the order
+    of ``rcrn.losses.TERMS``.
 
-    ``(grd, match, reg)``: matched items with a target proposal, items with a known
-    match label, and matched items whose chosen proposal overlaps the referent by
-    ``cfg.iou_threshold`` (:func:`rcrn.losses.loss_items`).
+    ``(grd, match, reg, nodes)``: matched items with a target proposal, items with a
+    known match label, matched items whose chosen proposal overlaps the referent by
+    ``cfg.iou_threshold``, and node confidences of matched items
+    (:func:`rcrn.losses.loss_items`).
     """
-    from rcrn.losses import loss_items
+    from rcrn.losses import TERMS, loss_items
 
     items = loss_items(out, batch, cfg)
-    return torch.stack([items[k].sum() for k in ("grd", "match", "reg")]).double()
+    return torch.stack([items[k].sum() for k in TERMS]).double()
 
 
 def all_reduce_sum(values: torch.Tensor) -> torch.Tensor:
@@ -236,9 +238,10 @@ def global_batch_loss(losses: dict[str, torch.Tensor], out: Any, batch: Any, cfg
     counts = loss_counts(out, batch, cfg)
     total = all_reduce_sum(counts)
     weight = (counts / total.clamp(min=1)).to(losses["loss"].dtype)
-    shares = {"grd": losses["grd"] * weight[0], "match": losses["match"] * weight[1],
-              "reg": losses["reg"] * weight[2]}
-    loss = shares["grd"] + cfg.mu * shares["match"] + cfg.omega * shares["reg"]
+    from rcrn.losses import TERMS
+
+    shares = {k: losses[k] * weight[i] for i, k in enumerate(TERMS)}
+    loss = sum(w * shares[k] for k, w in cfg.weights().items())
     return loss * W, {"loss": loss.detach(), **{k: v.detach() for k, v in shares.items()}}
 
 

@@ -145,6 +145,8 @@ class ModelOutput:
         values: every evaluated sub-expression, keyed by its text.
         ground_logits: ``[B, N]`` grounding scores used as they are by the loss
             (models without beliefs, e.g. the cross-encoder; padded slots -inf).
+        match_nodes: ``[T, V]`` the node confidences a ``(match (and P_1 .. P_T))``
+            readout takes its minimum over (``None`` for other readouts).
     """
 
     match_prob: torch.Tensor | None
@@ -156,6 +158,7 @@ class ModelOutput:
     mismatch_index: torch.Tensor | None
     values: dict[str, Any] = field(default_factory=dict)
     ground_logits: torch.Tensor | None = None
+    match_nodes: torch.Tensor | None = None
 
 
 class _Encoded:
@@ -379,6 +382,8 @@ class RCRN(nn.Module):
             out.box, out.deltas = self._regress(enc, out.ground_index)
         if "match" in parts:
             out.match_prob = self._eval(parts["match"], enc, cache)
+            if parts["match"][0] == "and":
+                out.match_nodes = torch.stack([cache[e] for e in parts["match"][1:]])
         if "mismatch" in parts:
             d = self._eval(parts["mismatch"], enc, cache)
             out.edge_scores = d
