@@ -75,9 +75,10 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       matched pairs only.  Eq. 10 trains the minimum alone, so on a matched pair
       only its least confident node is pushed up, and the others may sit just
       above the decision level; every node of a matched pair matches, and
-      training them all keeps a longer pair's minimum over more nodes from
-      falling below it.  (A mismatched pair's label says only that some node is
-      wrong, so it trains the minimum as in Eq. 10.)
+      training them all is meant to keep a longer pair's minimum over more nodes
+      from falling below it (on the synthetic demo it delayed the start of the
+      match head instead; see the README).  A mismatched pair's label says only
+      that some node is wrong, so it trains the minimum as in Eq. 10.
     * ``reg``: smooth-L1 between predicted and target offsets of the chosen
       proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
       referent box (omega = 0 otherwise, appendix B).

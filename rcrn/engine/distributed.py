@@ -225,7 +225,7 @@ def global_batch_loss(losses: dict[str, torch.Tensor], out: Any, batch: Any, cfg
     Args:
         losses: ``rcrn_loss(out, batch, cfg, ...)`` of this rank's slice.
         out, batch: the model output and batch it was computed from.
-        cfg: the ``LossConfig`` (its ``mu`` and ``omega`` weigh the terms).
+        cfg: the ``LossConfig`` (``cfg.weights()`` weigh the terms).
 
     Returns:
         ``(loss to backward, shares)``: ``shares[k]`` (detached) summed over the ranks
