@@ -377,7 +377,7 @@ class Trainer:
         self.device = self.dist.device
         distributed.amp_dtype(self.train_cfg.get("amp"))  # bad values fail here, not in fit
         distributed.compile_backend(self.train_cfg.get("compile"))
-        learning_rate(self.train_cfg)  # a bad train.lr_decay fails here, not in fit
+        self.lr_at = learning_rate(self.train_cfg)  # a bad train.lr_decay fails here
         self.model = build_model(config, self.vocab).to(self.device)
         self.loss_cfg = LossConfig(**config.get("loss", {}))
         self.optimizer = torch.optim.Adam(self.model.parameters(),
@@ -432,7 +432,6 @@ class Trainer:
         log_every = int(cfg.get("log_every", 50))
         eval_every = int(cfg.get("eval_every", 0))
         clip = float(cfg.get("grad_clip", 10.0))
-        lr_at = learning_rate(cfg)
         scale = float(getattr(self.model.config, "grounding_scale", 1.0))
         norm = getattr(self.model.config, "grounding_norm", "none")
         self.model.train()
@@ -468,7 +467,7 @@ class Trainer:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
                 for group in self.optimizer.param_groups:
-                    group["lr"] = lr_at(self.step)
+                    group["lr"] = self.lr_at(self.step)
                 self.optimizer.step()
                 self.step += 1
                 for k, v in losses.items():
