@@ -148,15 +148,16 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
         if not children[i]:
             out[i] = local[i]
             return out[i]
-        log_agg = torch.zeros_like(local[i])
+        msgs = []
         for c, k in children[i]:
             bc = up(name, c, slots, local, out)
             val, idx = _top(bc, K)
             A = relation(k, slots[i], [slots[c][j] for j in idx.tolist()],
                          graph.relations[k].subject == i)
-            log_agg = log_agg + torch.log(A @ sent(val) + cfg.eps)
-        if name in cfg.mean_messages:
-            log_agg = log_agg / len(children[i])
+            msgs.append(torch.log(A @ sent(val) + cfg.eps))
+        reduce = cfg.message_reduce.get(name, "sum")
+        log_agg = (torch.stack(msgs).amin(0) if reduce == "min" else
+                   torch.stack(msgs).mean(0) if reduce == "mean" else sum(msgs))
         out[i] = update(name, i, local[i], log_agg)
         return out[i]
 

@@ -53,6 +53,30 @@ def test_aggregate_is_a_product_over_children_in_log_space():
     assert torch.equal(out[2:], torch.zeros(2, 4, dtype=D))
 
 
+def test_aggregate_mean_and_min_reduce_over_children_per_slot():
+    A = torch.rand(3, 4, 2, dtype=D)
+    b_sel = torch.rand(3, 2, dtype=D)
+    edge_index = torch.tensor([[1, 2, 3], [0, 0, 1]])
+    log_m = torch.einsum("esk,ek->es", A, b_sel).log()
+    mean = Aggregate(eps=0.0, reduce="mean")(A, b_sel, edge_index, 4)
+    low = Aggregate(eps=0.0, reduce="min")(A, b_sel, edge_index, 4)
+    assert torch.allclose(mean[0], (log_m[0] + log_m[1]) / 2)
+    assert torch.allclose(low[0], torch.minimum(log_m[0], log_m[1]))
+    assert torch.allclose(low[1], log_m[2]) and torch.allclose(mean[1], log_m[2])
+    assert torch.equal(low[2:], torch.zeros(2, 4, dtype=D))  # no context: b^agg = 1
+    # two children sending 0.2 and 0.5 in every slot: the product is 0.1, the minimum 0.2
+    one = torch.ones(1, 4, 1, dtype=D)
+    two = torch.cat([one * 0.2, one * 0.5])
+    ei = torch.tensor([[1, 2], [0, 0]])
+    b = torch.ones(2, 1, dtype=D)
+    assert torch.allclose(Aggregate(eps=0.0, reduce="min")(two, b, ei, 3)[0].exp(),
+                          torch.full((4,), 0.2, dtype=D))
+    assert torch.allclose(Aggregate(eps=0.0)(two, b, ei, 3)[0].exp(),
+                          torch.full((4,), 0.1, dtype=D))
+    with pytest.raises(ValueError, match="reduce"):
+        Aggregate(reduce="max")
+
+
 def test_gateprod_and_gatesum_math():
     gp = GateProd(3, 2).double()
     h, c = torch.randn(2, 3, dtype=D), torch.randn(2, 2, dtype=D)
@@ -136,7 +160,8 @@ def test_relation_sim_fused_equals_plain_pair_features(diff):
 
 
 @pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "gatesum", "gateprod",
-                                  "aggregate", "classify", "compare", "and"])
+                                  "aggregate", "aggregate_min", "classify", "compare",
+                                  "and"])
 def test_gradcheck(name):
     mask = torch.ones(2, 3, dtype=torch.bool)
     r = lambda *s: torch.rand(*s, dtype=D, requires_grad=True)  # noqa: E731
@@ -156,8 +181,8 @@ def test_gradcheck(name):
     elif name == "gateprod":
         m = GateProd(2, 2).double()
         fn, args = (lambda b, a, h: m(b, a, h, h, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
-    elif name == "aggregate":
-        m = Aggregate()
+    elif name in ("aggregate", "aggregate_min"):
+        m = Aggregate(reduce="min" if name == "aggregate_min" else "sum")
         fn, args = (lambda A, b: m(A, b, torch.tensor([[1, 2], [0, 0]]), 3)), (r(2, 3, 2),
                                                                                r(2, 2))
     elif name == "classify":

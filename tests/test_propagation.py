@@ -50,7 +50,10 @@ def close(a, b):
     (3, 5, "no_top_down", {}), (4, 5, "const_beta", {}), (5, 2, "no_context_in_beta", {}),
     (6, 5, "no_language_in_beta", {}), (7, 5, "rcrn", {"message_norm": "max"}),
     (8, 3, "rcrn", {"message_norm": "max", "classify_log": True, "eps": 0.01}),
-    (9, 5, "rcrn", {"message_norm": "max", "mean_messages": ["match_up", "match_down"]}),
+    (9, 5, "rcrn", {"message_norm": "max",
+                    "message_reduce": {"match_up": "mean", "match_down": "mean"}}),
+    (14, 5, "rcrn", {"message_norm": "max", "message_reduce": {"match_up": "min"}}),
+    (15, 3, "rcrn", {"message_reduce": {"match_up": "min", "ground_up": "min"}}),
     (10, 5, "edge_and", {}), (11, 4, "edge_and", {"message_norm": "max"}),
     (12, 5, "rcrn", {"message_norm": "max", "relation_diff": True}),
     (13, 3, "rcrn", {"relation_align": 0.0}),
@@ -97,8 +100,10 @@ def test_message_norm_keeps_the_grounding_pattern():
     assert not torch.allclose(a.match_prob, b.match_prob)
     with pytest.raises(ValueError, match="message_norm"):
         build(problems, message_norm="sum")
-    with pytest.raises(ValueError, match=r"mean_messages names \['nope'\]"):
-        build(problems, mean_messages=["nope"])
+    with pytest.raises(ValueError, match=r"message_reduce names \['nope'\]"):
+        build(problems, message_reduce={"nope": "min"})
+    with pytest.raises(ValueError, match=r"message_reduce values .* \['max'\]"):
+        build(problems, message_reduce={"match_up": "max"})
 
 
 def test_permuting_proposals_permutes_beliefs():

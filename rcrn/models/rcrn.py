@@ -63,11 +63,14 @@ class RCRNConfig:
     of every message below it: Classify reads the same scale for a 1-relation and
     a 6-relation expression (see ``RCRN.propagate``).
 
-    ``mean_messages`` names propagation steps (e.g. ``["match_up"]``) whose
-    Aggregate averages the log messages of a node's context nodes instead of
-    summing them (a geometric mean in place of the product of Eq. 4), so a node
-    with three children is not scored lower than one with a single child merely
-    for receiving more factors below 1.
+    ``message_reduce`` maps propagation steps (e.g. ``{"match_up": "min"}``) to
+    how their Aggregate combines the log messages of a node's context nodes:
+    ``"sum"`` (the product of Eq. 4, every step not named), ``"mean"`` (a
+    geometric mean) or ``"min"`` (the weakest message, per slot).  Under the
+    product a node with three children scores lower than one with a single child
+    merely for receiving more factors below 1, so its Classify confidence falls
+    with the number of children; the minimum keeps one wrong relation's message
+    whole while adding children who agree costs little.
 
     ``relation_align`` is the shared start bias of Relation Sim's two transforms
     (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
@@ -93,7 +96,7 @@ class RCRNConfig:
     fused_pairs: bool = True
     eps: float = 1e-6
     message_norm: str = "none"
-    mean_messages: tuple[str, ...] = ()
+    message_reduce: dict[str, str] = field(default_factory=dict)
     relation_align: float = 2.0
     relation_diff: bool = False
     vl_layers: int = 0
@@ -231,20 +234,23 @@ class RCRN(nn.Module):
             self.gates[name] = (GateSum(state, ctx, 2, mode) if kind == "gatesum"
                                 else GateProd(state, ctx, mode))
         self.select = Select(cfg.k)
-        self.aggregate = Aggregate(cfg.eps)
-        self.aggregate_mean = Aggregate(cfg.eps, mean=True)
+        cfg.message_reduce = dict(cfg.message_reduce)
+        self.aggregates = nn.ModuleDict({r: Aggregate(cfg.eps, r) for r in Aggregate.REDUCE})
         self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
         self.and_edges = EdgeAnd()
         self.locate = Locate()
-        cfg.mean_messages = tuple(cfg.mean_messages)
-        unknown = set(cfg.mean_messages) - {name for name, (kind, _) in
-                                            P.gate_specs(self.program).items()
-                                            if kind == "gateprod"}
+        unknown = set(cfg.message_reduce) - {name for name, (kind, _) in
+                                             P.gate_specs(self.program).items()
+                                             if kind == "gateprod"}
         if unknown:
-            raise ValueError(f"mean_messages names {sorted(unknown)}, which the program does "
+            raise ValueError(f"message_reduce names {sorted(unknown)}, which the program does "
                              f"not propagate")
+        bad = {r for r in cfg.message_reduce.values() if r not in Aggregate.REDUCE}
+        if bad:
+            raise ValueError(f"message_reduce values must be in {Aggregate.REDUCE}, got "
+                             f"{sorted(bad)}")
         if cfg.message_norm not in ("none", "max"):
             raise ValueError(f"message_norm must be 'none' or 'max', got {cfg.message_norm!r}")
         self.region_encoder = region_encoder
@@ -307,7 +313,7 @@ class RCRN(nn.Module):
         log space, GateProd on the target nodes.
         """
         batch, gate = enc.batch, self.gates[name]
-        aggregate = self.aggregate_mean if name in self.config.mean_messages else self.aggregate
+        aggregate = self.aggregates[self.config.message_reduce.get(name, "sum")]
         b = x.values
         up = direction == "up"
         order = range(len(batch.levels) - 1, -1, -1) if up else range(len(batch.levels))

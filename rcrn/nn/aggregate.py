@@ -16,16 +16,22 @@ class Aggregate(MessagePassing):
     message ``A_ij b^sel_j`` (``[S]`` over the target's slots); messages are
     summed at the target in log space.  Nodes without context get 0 (b^agg = 1).
 
-    With ``mean=True`` the log messages are averaged over each target's context
-    nodes instead (PyG's mean aggregation: the geometric mean of the messages).
+    ``reduce`` chooses how a target combines its context nodes' log messages:
+    ``"sum"`` (the product of Eq. 4), ``"mean"`` (their geometric mean) or
+    ``"min"`` (the weakest message per slot: a soft AND over the context nodes,
+    whose level does not fall with the number of context nodes that agree).
 
     Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
     (context node, target node) -> ``[V, S]``.
     """
 
-    def __init__(self, eps: float = 1e-6, mean: bool = False) -> None:
-        super().__init__(aggr="mean" if mean else "add", node_dim=0)
-        self.eps, self.mean = eps, mean
+    REDUCE = ("sum", "mean", "min")
+
+    def __init__(self, eps: float = 1e-6, reduce: str = "sum") -> None:
+        if reduce not in self.REDUCE:
+            raise ValueError(f"Aggregate reduce must be one of {self.REDUCE}, got {reduce!r}")
+        super().__init__(aggr=reduce, node_dim=0)
+        self.eps, self.reduce = eps, reduce
 
     def reset_parameters(self) -> None:
         """Aggregate has no parameters."""
@@ -39,4 +45,4 @@ class Aggregate(MessagePassing):
         return log_msg
 
     def __repr__(self) -> str:
-        return f"Aggregate(log_space=True, eps={self.eps}, mean={self.mean})"
+        return f"Aggregate(log_space=True, eps={self.eps}, reduce={self.reduce!r})"
