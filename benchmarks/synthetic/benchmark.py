@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -369,7 +370,9 @@ def ensure_dataset(root: str | Path, scenes: int = 200, seed: int = 0, size: int
 
     A dataset is complete when its manifest (written last) exists.  An older
     dataset of an incompatible generator version is regenerated; an existing
-    dataset is kept as it is even when its settings differ from the arguments.
+    dataset is kept as it is even when its settings differ from the arguments,
+    with a warning that names them (remove the folder, or pick another root, to
+    generate the requested one).
 
     Returns:
         The dataset root.
@@ -381,7 +384,14 @@ def ensure_dataset(root: str | Path, scenes: int = 200, seed: int = 0, size: int
     manifest = path / "manifest.json"
     if manifest.exists():
         try:
-            load_manifest(path)
+            found = load_manifest(path).get("config", {})
+            wanted = {"scenes": scenes, "seed": seed, "size": size, "per_scene": per_scene}
+            differ = {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
+            if differ:
+                said = ", ".join(f"{k} {have} (asked {want})" for k, (have, want) in differ.items())
+                warnings.warn(f"{manifest}: using the existing dataset, which has {said}; "
+                              f"remove {path} or choose another root to generate the one asked "
+                              f"for", stacklevel=2)
             return path
         except DataError:
             try:

@@ -224,7 +224,10 @@ def test_ensure_dataset_generates_once(tmp_path: Path) -> None:
     manifest = root / "manifest.json"
     stamp = manifest.stat().st_mtime_ns
     assert json.loads(manifest.read_text())["totals"]["scenes"] == 4
-    assert ensure_dataset(root, scenes=50, progress=False) == root
+    assert ensure_dataset(root, scenes=4, seed=1, progress=False) == root
+    with pytest.warns(UserWarning, match=r"manifest.json: using the existing dataset, which has "
+                                         r"scenes 4 \(asked 50\), seed 1 \(asked 0\)"):
+        assert ensure_dataset(root, scenes=50, progress=False) == root
     assert manifest.stat().st_mtime_ns == stamp
     foreign = tmp_path / "other"
     foreign.mkdir()
