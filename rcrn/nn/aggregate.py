@@ -19,7 +19,7 @@ class Aggregate(MessagePassing):
     ``reduce`` chooses how a target combines its context nodes' log messages:
     ``"sum"`` (the product of Eq. 4), ``"mean"`` (their geometric mean) or
     ``"min"`` (the weakest message per slot: a soft AND over the context nodes,
-    whose level does not fall with the number of context nodes that agree).
+    which more context nodes that agree lower little, unlike the product).
 
     Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
     (context node, target node) -> ``[V, S]``.
