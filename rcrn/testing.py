@@ -155,9 +155,10 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
             A = relation(k, slots[i], [slots[c][j] for j in idx.tolist()],
                          graph.relations[k].subject == i)
             msgs.append(torch.log(A @ sent(val) + cfg.eps))
+        stacked = torch.stack(msgs)
         reduce = cfg.message_reduce.get(name, "sum")
-        log_agg = (torch.stack(msgs).amin(0) if reduce == "min" else
-                   torch.stack(msgs).mean(0) if reduce == "mean" else sum(msgs))
+        log_agg = (stacked.amin(0) if reduce == "min" else
+                   stacked.mean(0) if reduce == "mean" else stacked.sum(0))
         out[i] = update(name, i, local[i], log_agg)
         return out[i]
 
