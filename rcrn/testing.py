@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from rcrn.batching import Vocab
 from rcrn.boxes import decode_deltas
-from rcrn.encoders import location_feature, spatial_pair
+from rcrn.encoders import location_feature
 from rcrn.models.rcrn import RCRN
 from rcrn.structures import GroundingProblem
 
@@ -128,7 +128,7 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
             for b, c in enumerate(col_boxes):
                 s, o = (r, c) if row_is_subject else (c, r)
                 pair = model.rel_sim.pair_feature(feats[s], feats[o],
-                                                  spatial_pair(boxes[s], boxes[o]))
+                                                  model.rel_sim.geometry(boxes[s], boxes[o]))
                 A[a, b] = F.relu(torch.dot(model.rel_sim.visual_transform(pair), txt))
         return A
 

@@ -135,9 +135,9 @@ def test_edge_and_judges_each_relation_by_both_of_its_nodes():
     assert up.grad.tolist() == [0, 0, 0, 0] and down.grad.tolist() == [0, 0, 1, 1]
 
 
-@pytest.mark.parametrize("diff", [False, True])
-def test_relation_sim_fused_equals_plain_pair_features(diff):
-    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
+@pytest.mark.parametrize("diff,gaps", [(False, False), (True, False), (True, True)])
+def test_relation_sim_fused_equals_plain_pair_features(diff, gaps):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff, gaps=gaps).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.2 + torch.rand(6, 2, dtype=D) * 0.3], -1)
@@ -145,13 +145,16 @@ def test_relation_sim_fused_equals_plain_pair_features(diff):
     rows, cols = torch.tensor([[0, 1, 2], [3, 4, 5]]), torch.tensor([[5, 4], [0, 2]])
     subj = torch.tensor([True, False])
     A = rs(text, boxes, rs.project(vis), rows, cols, subj)
-    from rcrn.encoders import spatial_pair
+    from rcrn.encoders import pair_gaps, spatial_pair
     for e in range(2):
         t = rs.text_transform(text[e])
         for a, r in enumerate(rows[e].tolist()):
             for b, c in enumerate(cols[e].tolist()):
                 s, o = (r, c) if subj[e] else (c, r)
-                pair = rs.pair_feature(vis[s], vis[o], spatial_pair(boxes[s], boxes[o]))
+                geometry = spatial_pair(boxes[s], boxes[o])
+                if gaps:
+                    geometry = torch.cat([geometry, pair_gaps(boxes[s], boxes[o])])
+                pair = rs.pair_feature(vis[s], vis[o], geometry)
                 assert len(pair) == 3 + 4 + 5 * diff
                 if diff:
                     assert torch.equal(pair[-5:], (vis[s] - vis[o]).abs())
@@ -159,7 +162,8 @@ def test_relation_sim_fused_equals_plain_pair_features(diff):
                 assert torch.allclose(A[e, a, b], want)
 
 
-@pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "gatesum", "gateprod",
+@pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "relsim_gaps", "gatesum",
+                                  "gateprod",
                                   "aggregate", "aggregate_min", "classify", "compare",
                                   "and"])
 def test_gradcheck(name):
@@ -169,7 +173,8 @@ def test_gradcheck(name):
         m = EntitySim(4, 3, 5, 6, 2).double()
         fn, args = (lambda t, v: m(t, v, torch.tensor([0, 1]))), (r(2, 4), r(2, 3, 3))
     elif name.startswith("relsim"):
-        m = RelationSim(4, 3, 2, 3, 5, 4, diff=name.endswith("diff")).double()
+        m = RelationSim(4, 3, 2, 3, 5, 4, diff=name.endswith("diff"),
+                        gaps=name.endswith("gaps")).double()
         boxes = torch.tensor([[0.1, 0.1, 0.4, 0.5], [0.5, 0.2, 0.9, 0.6], [0.2, 0.6, 0.3, 0.9]],
                              dtype=D)
         fn = lambda t, v: m(t, boxes, m.project(v), torch.tensor([[0, 1]]),  # noqa: E731
@@ -231,9 +236,9 @@ def test_relation_sim_starts_with_live_scores_for_every_seed():
     assert torch.isclose(rs.vis_fc2.bias.norm(), torch.tensor(2.0))
 
 
-@pytest.mark.parametrize("diff", [False, True])
-def test_relation_sim_unfused_path_equals_fused(diff):
-    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
+@pytest.mark.parametrize("diff,gaps", [(False, False), (True, False), (False, True)])
+def test_relation_sim_unfused_path_equals_fused(diff, gaps):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff, gaps=gaps).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.1], -1)
@@ -243,6 +248,27 @@ def test_relation_sim_unfused_path_equals_fused(diff):
     fused = rs(text, boxes, rs.project(vis), rows, cols, subj)
     plain = rs(text, boxes, vis, rows, cols, subj)
     assert torch.allclose(fused, plain)
+
+
+def test_pair_gaps_measure_separation_in_image_units():
+    from rcrn.encoders import pair_gaps, spatial_pair
+    sub = torch.tensor([0.1, 0.1, 0.2, 0.3], dtype=D)
+    right = torch.tensor([0.5, 0.2, 0.6, 0.3], dtype=D)       # 0.3 to the right, overlapping in y
+    g = pair_gaps(sub, right)
+    assert torch.allclose(g, torch.tensor([0.3, -0.5, -0.1, -0.2, 0.4, 0.05, 0.3], dtype=D))
+    # a diagonal neighbour: the distance is between the nearest corners
+    corner = torch.tensor([0.5, 0.7, 0.6, 0.8], dtype=D)
+    assert torch.isclose(pair_gaps(sub, corner)[-1], torch.tensor(0.5, dtype=D))
+    # overlapping boxes are at distance 0; swapping the boxes mirrors the gaps
+    assert float(pair_gaps(sub, torch.tensor([0.15, 0.0, 0.4, 0.2], dtype=D))[-1]) < 1e-5
+    assert torch.allclose(pair_gaps(right, sub)[:4], g[[1, 0, 3, 2]])
+    # the same gap next to a subject twice as large: spatial_pair halves, pair_gaps keeps it
+    big = torch.tensor([0.0, 0.1, 0.2, 0.3], dtype=D)
+    assert torch.isclose(pair_gaps(big, right)[0], g[0])
+    assert not torch.isclose(spatial_pair(big, right)[0], spatial_pair(sub, right)[0])
+    rs = RelationSim(4, 3, 2, 3, 5, 4, gaps=True)
+    assert rs.W_l.in_features == 12 and "gaps=True" in repr(rs)
+    assert rs.geometry(sub.float()[None], right.float()[None]).shape == (1, 12)
 
 
 def test_classify_log_input_reads_log_beliefs():

@@ -195,6 +195,9 @@ def test_bad_model_settings_are_config_errors(tmp_path):
     train = learnable_problems(8, seed=2)
     with pytest.raises(ConfigError, match="unknown setting"):
         Trainer(apply_overrides(CONFIG, ["model.jointt=3"]), train, tmp_path)
+    with pytest.raises(ConfigError, match=r"region_encoder section: unknown setting\(s\) "
+                                          r"\['max_pol'\]"):
+        Trainer(apply_overrides(CONFIG, ["region_encoder.max_pol=true"]), train, tmp_path)
     with pytest.raises(ConfigError, match="model.program"):
         Trainer(apply_overrides(CONFIG, ["model.program=(outputs (match (local)))"]), train,
                 tmp_path)

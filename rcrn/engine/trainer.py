@@ -79,11 +79,18 @@ def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
     if not enc:
         return None
     from detectors.region_cnn import RegionCNN
+    from rcrn.engine.config import ConfigError
+
+    unknown = sorted(set(enc) - {"channels", "pool_size", "strides", "max_pool"})
+    if unknown:
+        raise ConfigError(f"region_encoder section: unknown setting(s) {unknown}; known: "
+                          f"channels, pool_size, strides, max_pool")
 
     return PixelRegions(RegionCNN(out_dim=vis_dim,
                                   channels=tuple(enc.get("channels", (16, 32, 32))),
                                   pool_size=int(enc.get("pool_size", 4)),
-                                  strides=tuple(enc.get("strides", (1, 2, 2)))))
+                                  strides=tuple(enc.get("strides", (1, 2, 2))),
+                                  max_pool=bool(enc.get("max_pool", False))))
 
 
 #: Model types a config's ``model.arch`` selects.

@@ -76,7 +76,8 @@ class RCRNConfig:
     (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
     gives PyTorch's default initialisation.  ``relation_diff`` adds the absolute
     difference of the two regions' features to Relation Sim's pair feature
-    (``RelationSim(diff=True)``).
+    (``RelationSim(diff=True)``); ``relation_gaps`` adds the boxes' absolute
+    separation to its geometry (``RelationSim(gaps=True)``).
     """
 
     word_dim: int = 64
@@ -99,6 +100,7 @@ class RCRNConfig:
     message_reduce: dict[str, str] = field(default_factory=dict)
     relation_align: float = 2.0
     relation_diff: bool = False
+    relation_gaps: bool = False
     vl_layers: int = 0
     vl_dim: int = 128
     vl_heads: int = 4
@@ -227,7 +229,7 @@ class RCRN(nn.Module):
         self.pos_sim = EntitySim(cfg.joint, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
         self.rel_sim = RelationSim(cfg.joint, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
                                    cfg.hidden, cfg.joint, cfg.relation_align,
-                                   cfg.relation_diff)
+                                   cfg.relation_diff, cfg.relation_gaps)
         ctx = 2 * cfg.k
         self.gates = nn.ModuleDict()
         for name, (kind, mode) in P.gate_specs(self.program).items():
