@@ -25,9 +25,8 @@ Forms:
                                              GateProd named NAME (own β^rel parameters)
     ``(classify X)``                         Classify -> confidence of every node
     ``(and P ...)``                          And -> match probability of every graph
-    ``(and_edges P_up P_down [:ends max|mean])``  EdgeAnd: the minimum over relations
-                                             of max (or the geometric mean) of the
-                                             parent's P_up and the child's P_down
+    ``(and_edges P_up P_down)``              EdgeAnd: the minimum over relations of
+                                             max(parent's P_up, child's P_down)
     ``(compare P_up [P_down])``              Compare along every edge (Eq. 8)
     ``(outputs (ground X) (match P) (mismatch D))``  the readout (any subset)
 
@@ -44,7 +43,7 @@ from typing import Any
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
            "and_edges",
            "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "ProgramError", "validate",
-           "gate_specs", "EDGE_ENDS"]
+           "gate_specs"]
 
 Expr = tuple | str | int
 
@@ -74,8 +73,8 @@ def and_(*ps: tuple) -> tuple:
     return ("and",) + tuple(ps)
 
 
-def and_edges(p_up: tuple, p_down: tuple, ends: str = "max") -> tuple:
-    return ("and_edges", p_up, p_down) + ((("ends", ends),) if ends != "max" else ())
+def and_edges(p_up: tuple, p_down: tuple) -> tuple:
+    return ("and_edges", p_up, p_down)
 
 
 def compare(*ps: tuple) -> tuple:
@@ -155,9 +154,6 @@ def _normalise(tree: Any) -> Any:
     if head == "propagate":
         _no_extra(head, options, plain, 3, gate=True)
         return propagate(plain[0], plain[1], plain[2], options.get("gate", "full"))
-    if head == "and_edges":
-        _no_extra(head, options, plain, 2)
-        return and_edges(plain[0], plain[1], options.get("ends", "max"))
     if head in ("ground", "match", "mismatch"):
         _no_extra(head, options, plain, 1)
         return (head, plain[0])
@@ -167,8 +163,7 @@ def _normalise(tree: Any) -> Any:
 
 
 def _no_extra(head: str, options: dict, plain: list, n: int, gate: bool = False) -> None:
-    allowed = ({"gate"} if (gate or head == "local") else
-               {"ends"} if head == "and_edges" else set())
+    allowed = {"gate"} if (gate or head == "local") else set()
     if set(options) - allowed:
         raise ProgramError(f"({head} ...) does not take options {sorted(set(options) - allowed)}")
     if len(plain) != n:
@@ -179,8 +174,8 @@ def to_text(expr: Any) -> str:
     """The s-expression text of an expression tree (``parse(to_text(e)) == e``)."""
     if not isinstance(expr, tuple):
         return str(expr)
-    if expr[0] in ("gate", "ends") and len(expr) == 2:
-        return f":{expr[0]} {expr[1]}"
+    if expr[0] == "gate" and len(expr) == 2:
+        return f":gate {expr[1]}"
     if expr[0] in ("local", "propagate") and expr[-1] == ("gate", "full"):
         expr = expr[:-1]
     return "(" + " ".join(to_text(e) for e in expr) + ")"
@@ -251,14 +246,10 @@ def _check(expr: Any) -> str:
         for e in expr[1:]:
             _expect(e, "conf", expr)
     elif head == "and_edges":
-        ends = expr[3:]
-        if len(expr) - len(ends) != 3 or len(ends) > 1 or (ends and ends[0][:1] != ("ends",)):
-            raise ProgramError(f"(and_edges P_up P_down [:ends max|mean]) takes two "
-                               f"confidences: {to_text(expr)}")
-        if ends and ends[0][1] not in EDGE_ENDS:
-            raise ProgramError(f"(and_edges ...): :ends must be one of {EDGE_ENDS}, got "
-                               f"{ends[0][1]!r}")
-        for e in expr[1:3]:
+        if len(expr) != 3:
+            raise ProgramError(f"(and_edges P_up P_down) takes two confidences: "
+                               f"{to_text(expr)}")
+        for e in expr[1:]:
             _expect(e, "conf", expr)
     elif head == "compare":
         if len(expr) not in (2, 3):
@@ -295,18 +286,14 @@ def gate_specs(expr: Any) -> dict[str, tuple[str, str]]:
     return specs
 
 
-#: how ``(and_edges ...)`` combines a relation's two ends (see ``rcrn.nn.EdgeAnd``)
-EDGE_ENDS = ("max", "mean")
-
-
-def _rcrn(gate: str = "full", top_down: bool = True, edge_and: str | None = None) -> tuple:
+def _rcrn(gate: str = "full", top_down: bool = True, edge_and: bool = False) -> tuple:
     m = select(5, local(gate))
     up = classify(propagate("up", m, "match_up", gate))
     confs = [up]
     if top_down:
         confs.append(classify(propagate("down", m, "match_down", gate)))
     return outputs(ground=propagate("up", local(gate), "ground_up", gate),
-                   match=and_edges(*confs, ends=edge_and) if edge_and else and_(*confs),
+                   match=and_edges(*confs) if edge_and else and_(*confs),
                    mismatch=compare(*confs))
 
 
@@ -319,9 +306,7 @@ ABLATIONS: dict[str, tuple] = {
     "const_beta": _rcrn(gate="const"),
     "no_context_in_beta": _rcrn(gate="lang"),
     "no_language_in_beta": _rcrn(gate="ctx"),
-    "edge_and": _rcrn(edge_and="max"),
-    "edge_mean": _rcrn(edge_and="mean"),
+    "edge_and": _rcrn(edge_and=True),
 }
-"""Paper Table 3 ablations as programs, and ``edge_and`` / ``edge_mean``: RCRN whose match
-readout is ``(and_edges P_up P_down)`` / ``(and_edges P_up P_down :ends mean)`` instead of
-And over every node."""
+"""Paper Table 3 ablations as programs, and ``edge_and``: RCRN whose match readout is
+``(and_edges P_up P_down)`` instead of And over every node."""

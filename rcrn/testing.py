@@ -196,12 +196,9 @@ def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]
 
     p_up = [classify(m_up[i]) for i in nodes]
     p_down = [classify(m_down[i]) for i in nodes] if top_down else p_up
-    readout = dict(model.program[1:])["match"]
-    if readout[0] == "and_edges":
+    if dict(model.program[1:])["match"][0] == "and_edges":
         edges = list(graph.tree_edges())
-        both = (max if len(readout) == 3 or readout[3][1] == "max"
-                else lambda a, b: torch.sqrt(a * b))
-        match = (min(both(p_up[a], p_down[b]) for a, b, _ in edges) if edges
+        match = (min(max(p_up[a], p_down[b]) for a, b, _ in edges) if edges
                  else min(p_up[graph.root], p_down[graph.root]))
     else:
         match = min(min(a, b) for a, b in zip(p_up, p_down))

@@ -135,24 +135,6 @@ def test_edge_and_judges_each_relation_by_both_of_its_nodes():
     assert up.grad.tolist() == [0, 0, 0, 0] and down.grad.tolist() == [0, 0, 1, 1]
 
 
-def test_edge_and_mean_takes_the_geometric_mean_of_a_relations_two_ends():
-    up = torch.tensor([0.2, 0.9, 0.8, 0.7], dtype=D, requires_grad=True)
-    down = torch.tensor([0.9, 0.6, 0.3, 0.4], dtype=D, requires_grad=True)
-    ei, nb, root = torch.tensor([[0, 0], [1, 2]]), torch.tensor([0, 0, 0, 1]), torch.tensor([0, 3])
-    out = EdgeAnd("mean")(up, down, ei, nb, root)
-    # edge 0->1: sqrt(0.2 * 0.6); edge 0->2: sqrt(0.2 * 0.3), the weaker; graph 1: min(0.7, 0.4)
-    assert torch.allclose(out, torch.tensor([0.06 ** 0.5, 0.4], dtype=D))
-    # between the node minimum (0.2) and the maximum of the ends (0.3)
-    assert And()([up, down], nb, 2)[0] < out[0] < EdgeAnd()(up, down, ei, nb, root)[0]
-    out[0].backward()
-    # both ends of the weakest relation are trained, nothing else
-    assert up.grad[0] > 0 and down.grad[2] > 0
-    assert up.grad[1:].tolist() == [0, 0, 0] and down.grad[[0, 1, 3]].tolist() == [0, 0, 0]
-    assert "geometric mean" in repr(EdgeAnd("mean"))
-    with pytest.raises(ValueError, match="'max' or 'mean'"):
-        EdgeAnd("min")
-
-
 @pytest.mark.parametrize("diff,gaps", [(False, False), (True, False), (True, True)])
 def test_relation_sim_fused_equals_plain_pair_features(diff, gaps):
     rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff, gaps=gaps).double()

@@ -55,7 +55,6 @@ def close(a, b):
     (14, 5, "rcrn", {"message_norm": "max", "message_reduce": {"match_up": "min"}}),
     (15, 3, "rcrn", {"message_reduce": {"match_up": "min", "ground_up": "min"}}),
     (10, 5, "edge_and", {}), (11, 4, "edge_and", {"message_norm": "max"}),
-    (17, 5, "edge_mean", {"message_norm": "max", "message_reduce": {"match_up": "min"}}),
     (12, 5, "rcrn", {"message_norm": "max", "relation_diff": True}),
     (16, 5, "rcrn", {"relation_gaps": True, "relation_diff": True}),
     (13, 3, "rcrn", {"relation_align": 0.0}),

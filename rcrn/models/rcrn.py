@@ -241,7 +241,7 @@ class RCRN(nn.Module):
         self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
-        self.and_edges = nn.ModuleDict({e: EdgeAnd(e) for e in P.EDGE_ENDS})
+        self.and_edges = EdgeAnd()
         self.locate = Locate()
         unknown = set(cfg.message_reduce) - {name for name, (kind, _) in
                                              P.gate_specs(self.program).items()
@@ -361,10 +361,9 @@ class RCRN(nn.Module):
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
         elif head == "and_edges":
-            up, down = (self._eval(e, enc, cache) for e in expr[1:3])
-            ends = expr[3][1] if len(expr) > 3 else "max"
+            up, down = (self._eval(e, enc, cache) for e in expr[1:])
             b = enc.batch
-            value = self.and_edges[ends](up, down, b.edge_index, b.node_batch, b.root)
+            value = self.and_edges(up, down, b.edge_index, b.node_batch, b.root)
         elif head == "compare":
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             ei = enc.batch.edge_index

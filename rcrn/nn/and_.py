@@ -28,8 +28,7 @@ class And(nn.Module):
 
 
 class EdgeAnd(nn.Module):
-    r"""``p = min_{(i -> j)} max(p^bp_i, p^td_j)`` over the edges of every graph
-    (``ends="max"``), or of ``sqrt(p^bp_i p^td_j)`` (``ends="mean"``).
+    r"""``p = min_{(i -> j)} max(p^bp_i, p^td_j)`` over the edges of every graph.
 
     A relation ``i -> j`` (parent i, child j) is judged wrong only when both nodes
     it feeds disagree: the parent's bottom-up confidence (which receives the
@@ -39,20 +38,9 @@ class EdgeAnd(nn.Module):
     minimum over all of them does; a mismatched relation lowers both ends.  A
     graph without relations takes ``min(p^bp_root, p^td_root)``.
 
-    With ``ends="mean"`` a relation's truth is the geometric mean of the two
-    judgements instead: one end that is sure the relation holds can outweigh a
-    doubtful other end, but two doubtful ends (what a mismatched relation gives)
-    stay low -- between the maximum above and the minimum over every node.
-
     Shapes: ``p_up [V]``, ``p_down [V]``, ``edge_index [2, E]`` (parent, child),
     ``node_batch [V]``, ``root [B]`` -> ``[B]``.
     """
-
-    def __init__(self, ends: str = "max") -> None:
-        super().__init__()
-        if ends not in ("max", "mean"):
-            raise ValueError(f"EdgeAnd ends must be 'max' or 'mean', got {ends!r}")
-        self.ends = ends
 
     def reset_parameters(self) -> None:
         """EdgeAnd has no parameters."""
@@ -60,10 +48,7 @@ class EdgeAnd(nn.Module):
     def forward(self, p_up: torch.Tensor, p_down: torch.Tensor, edge_index: torch.Tensor,
                 node_batch: torch.Tensor, root: torch.Tensor) -> torch.Tensor:
         parent, child = edge_index[0], edge_index[1]
-        if self.ends == "max":
-            per_edge = torch.maximum(p_up[parent], p_down[child])
-        else:
-            per_edge = (p_up[parent] * p_down[child]).clamp(min=1e-12).sqrt()
+        per_edge = torch.maximum(p_up[parent], p_down[child])
         out = torch.minimum(p_up[root], p_down[root])
         has_edge = torch.zeros_like(out, dtype=torch.bool)
         has_edge[node_batch[parent]] = True
@@ -72,5 +57,4 @@ class EdgeAnd(nn.Module):
         return torch.where(has_edge, edges, out)
 
     def __repr__(self) -> str:
-        what = "max" if self.ends == "max" else "geometric mean"
-        return f"EdgeAnd(min over edges of {what}(parent up, child down))"
+        return "EdgeAnd(min over edges of max(parent up, child down))"
