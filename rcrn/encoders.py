@@ -46,7 +46,6 @@ def spatial_pair(sub: torch.Tensor, obj: torch.Tensor, eps: float = 1e-3) -> tor
                         (ox2 - ox1) * (oy2 - oy1) / (sw * sh)], dim=-1)
 
 
-
 def pair_gaps(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
     r"""Absolute separation of subject and object boxes, in image-normalised units.
 
@@ -66,6 +65,7 @@ def pair_gaps(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
     d = torch.sqrt(gx * gx + gy * gy + 1e-12)
     centres = torch.stack([(ox1 + ox2 - sx1 - sx2) * 0.5, (oy1 + oy2 - sy1 - sy2) * 0.5], dim=-1)
     return torch.cat([gaps, centres, d[..., None]], dim=-1)
+
 
 def load_glove(vocab_path: str | Path, matrix_path: str | Path,
                vocab: Vocab) -> torch.Tensor:
