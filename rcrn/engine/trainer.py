@@ -74,6 +74,10 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
     return None
 
 
+#: settings of the ``region_encoder`` section (``detectors.RegionCNN`` arguments)
+REGION_ENCODER_KEYS = ("channels", "pool_size", "strides", "max_pool")
+
+
 def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
     enc = config.get("region_encoder")
     if not enc:
@@ -81,10 +85,10 @@ def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
     from detectors.region_cnn import RegionCNN
     from rcrn.engine.config import ConfigError
 
-    unknown = sorted(set(enc) - {"channels", "pool_size", "strides", "max_pool"})
+    unknown = sorted(set(enc) - set(REGION_ENCODER_KEYS))
     if unknown:
         raise ConfigError(f"region_encoder section: unknown setting(s) {unknown}; known: "
-                          f"channels, pool_size, strides, max_pool")
+                          f"{list(REGION_ENCODER_KEYS)}")
 
     return PixelRegions(RegionCNN(out_dim=vis_dim,
                                   channels=tuple(enc.get("channels", (16, 32, 32))),
