@@ -124,6 +124,44 @@ def test_node_term_trains_every_node_of_matched_pairs():
         rcrn_loss(out, batch, LossConfig(nu=1.0))
 
 
+def test_belief_term_reads_the_root_belief_as_a_probability_per_proposal():
+    from rcrn.batching import collate
+    from rcrn.engine.trainer import build_model
+    from rcrn.losses import LossConfig, belief_loss, rcrn_loss
+
+    b = torch.tensor([[0.8, 0.1, 0.3, 0.9], [0.5, 0.5, 0.0, 0.0]], requires_grad=True)
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    target = torch.tensor([0, 1])
+    want = ((-np.log(0.8) - (np.log(0.9) + np.log(0.7)) / 2)
+            + (-np.log(0.5) - np.log(0.5))) / 2
+    loss = belief_loss(b, mask, target)
+    assert float(loss) == pytest.approx(want, rel=1e-5)
+    grad = torch.autograd.grad(loss, b)[0]
+    # the target is pushed up, the other valid proposals down, padding untouched
+    assert grad[0, 0] < 0 and grad[1, 1] < 0 and (grad[0, 1:3] > 0).all() and grad[1, 0] > 0
+    assert not grad[~mask].any()
+
+    torch.manual_seed(0)
+    problems = learnable_problems(12, seed=5)
+    vocab = Vocab.build(problems)
+    batch = collate(problems, vocab)
+    out = build_model(CONFIG, vocab)(batch)
+    paper = rcrn_loss(out, batch, LossConfig())
+    losses = rcrn_loss(out, batch, LossConfig(belief=0.5))
+    positive = (batch.match == 1) & (batch.target_index >= 0)
+    want = belief_loss(out.ground_belief[positive], batch.box_mask[positive],
+                       batch.target_index[positive])
+    assert float(paper["belief"]) == 0.0 and float(want) > 0
+    torch.testing.assert_close(losses["belief"], want)
+    torch.testing.assert_close(losses["loss"], paper["loss"] + 0.5 * want)
+    # only matched pairs' root beliefs get a gradient
+    grad = torch.autograd.grad(losses["belief"], out.ground_belief)[0]
+    assert not grad[~positive].any() and grad[positive].any()
+    out.ground_belief = None
+    with pytest.raises(ValueError, match="loss.belief"):
+        rcrn_loss(out, batch, LossConfig(belief=1.0))
+
+
 def test_config_base_and_overrides(tmp_path):
     (tmp_path / "base.yaml").write_text("train: {steps: 10, lr: 0.1}\nmodel: {k: 5}\n")
     (tmp_path / "top.yaml").write_text("_base_: base.yaml\ntrain: {steps: 20}\n")
