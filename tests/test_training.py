@@ -240,3 +240,14 @@ def test_bad_model_settings_are_config_errors(tmp_path):
         Trainer(apply_overrides(CONFIG, ["model.program=(outputs (match (local)))"]), train,
                 tmp_path)
     assert main(["train", "--config", str(tmp_path / "missing.yaml")]) == 2
+
+
+def test_synthetic_data_settings_reach_the_generator(tmp_path):
+    from benchmarks.synthetic.benchmark import load_manifest
+    from rcrn.engine.commands import synthetic_benchmark
+
+    config = {"seed": 2, "data": {"root": str(tmp_path / "syn"), "scenes": 5, "per_scene": 1}}
+    bench = synthetic_benchmark(config, "train", progress=False)
+    made = load_manifest(tmp_path / "syn")["config"]
+    assert (made["scenes"], made["per_scene"], made["seed"]) == (5, 1, 2)
+    assert len(bench) > 0

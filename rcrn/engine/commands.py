@@ -39,7 +39,8 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
 
     data = config.get("data", {})
     root = ensure_dataset(data.get("root", "data/synthetic"), scenes=int(data.get("scenes", 500)),
-                          seed=int(data.get("seed", config.get("seed", 0))), progress=progress)
+                          seed=int(data.get("seed", config.get("seed", 0))),
+                          per_scene=int(data.get("per_scene", 4)), progress=progress)
     parser = parsers.load(data.get("parser", "rule"))
     detector = (ComponentsDetector() if data.get("detector", "components") == "components"
                 else None)
