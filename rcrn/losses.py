@@ -45,9 +45,9 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
     ``grd``: matched items with a target proposal; ``match``: items with a known
     match label; ``reg``: matched items whose chosen proposal overlaps the referent
     by ``cfg.iou_threshold`` (all False when the model regresses no box);
-    ``belief``: as ``grd`` -- these four over the ``B`` items; ``nodes``: over the ``T * V`` entries of
-    ``out.match_nodes`` (flattened), those of matched items (empty when the model
-    gives no ``match_nodes``).
+    ``belief``: as ``grd`` -- these four over the ``B`` items; ``nodes``: over the
+    ``T * V`` entries of ``out.match_nodes`` (flattened), those of matched items (empty
+    when the model gives no ``match_nodes``).
     """
     positive = (batch.match == 1) & (batch.target_index >= 0)
     reg = torch.zeros_like(positive)
