@@ -133,12 +133,13 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
         if items["nodes"].any():
             p = out.match_nodes.reshape(-1)[items["nodes"]].clamp(1e-6, 1 - 1e-6)
             terms["nodes"] = -torch.log(p).mean()
-    if cfg.belief and positive.any():
+    if cfg.belief:
         if out.ground_belief is None:
             raise ValueError("loss.belief > 0 needs the root beliefs of a grounding readout; "
                              "this model gives none")
-        terms["belief"] = belief_loss(out.ground_belief[positive], batch.box_mask[positive],
-                                      batch.target_index[positive])
+        if positive.any():
+            terms["belief"] = belief_loss(out.ground_belief[positive],
+                                          batch.box_mask[positive], batch.target_index[positive])
     weights = cfg.weights()
     total = sum(weights[k] * terms[k] for k in TERMS)
     return {"loss": total, **terms}
