@@ -91,7 +91,9 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       nothing there fixes the absolute level of a relation's score; the match
       head needs it (a mismatched relation must score low for every pair), and
       until then reads beliefs that say little about matching.  This term asks
-      the Sim modules for absolute levels from the grounding labels alone.
+      the Sim modules for absolute levels from the grounding labels alone (on the
+      synthetic demo it started the match head earlier in some seeds but did not
+      improve the end result; see the README).
     * ``reg``: smooth-L1 between predicted and target offsets of the chosen
       proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
       referent box (omega = 0 otherwise, appendix B).
