@@ -34,13 +34,14 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                         progress: bool = True) -> Any:
     """The synthetic split of ``config['data']``, generated when absent, parsed and detected."""
     import parsers
-    from benchmarks.synthetic import SyntheticBenchmark, ensure_dataset
+    from benchmarks.synthetic import GeneratorConfig, SyntheticBenchmark, ensure_dataset
     from detectors.components import ComponentsDetector
 
     data = config.get("data", {})
     root = ensure_dataset(data.get("root", "data/synthetic"), scenes=int(data.get("scenes", 500)),
                           seed=int(data.get("seed", config.get("seed", 0))),
-                          per_scene=int(data.get("per_scene", 4)), progress=progress)
+                          per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
+                          progress=progress)
     parser = parsers.load(data.get("parser", "rule"))
     detector = (ComponentsDetector() if data.get("detector", "components") == "components"
                 else None)
