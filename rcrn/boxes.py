@@ -280,12 +280,15 @@ def _exp_of(like: Any) -> Any:
     return np.exp
 
 
-def paired_iou(a: Any, b: Any) -> Any:
-    """IoU of ``a[i]`` with ``b[i]`` for torch xyxy boxes ``[n, 4]`` (differentiable)."""
+def paired_iou(a: Any, b: Any, inclusive: bool = False) -> Any:
+    """IoU of ``a[i]`` with ``b[i]`` for torch xyxy boxes ``[n, 4]`` (differentiable);
+    ``inclusive`` counts pixels inclusively (``w = x2 - x1 + 1``)."""
     import torch
 
+    one = 1.0 if inclusive else 0.0
     lt = torch.maximum(a[:, :2], b[:, :2])
     rb = torch.minimum(a[:, 2:], b[:, 2:])
-    inter = (rb - lt).clamp(min=0).prod(-1)
-    union = (a[:, 2:] - a[:, :2]).prod(-1) + (b[:, 2:] - b[:, :2]).prod(-1) - inter
+    inter = (rb - lt + one).clamp(min=0).prod(-1)
+    union = ((a[:, 2:] - a[:, :2] + one).prod(-1) + (b[:, 2:] - b[:, :2] + one).prod(-1)
+             - inter)
     return inter / union.clamp(min=1e-9)

@@ -25,7 +25,11 @@ __all__ = ["WordEmbedding", "PhraseEncoder", "location_feature", "spatial_pair",
 
 
 def location_feature(boxes: torch.Tensor) -> torch.Tensor:
-    """``[x, y, w, h, w*h]`` of normalised xyxy boxes ``[..., 4]`` (top-left corner)."""
+    """``[x, y, w, h, w*h]`` of normalised xyxy boxes ``[..., 4]`` (top-left corner).
+
+    The release counts a box's pixels inclusively (``w = x2 - x1 + 1``): give it boxes
+    whose far corner is moved by one pixel (``RCRN`` does so with ``boxes="inclusive"``).
+    """
     x1, y1, x2, y2 = boxes.unbind(-1)
     w, h = x2 - x1, y2 - y1
     return torch.stack([x1, y1, w, h, w * h], dim=-1)
@@ -157,21 +161,37 @@ class PhraseEncoder(nn.Module):
 
     For a phrase of words ``w_t`` with BiLSTM states ``h_t``, head ``M`` gives
     ``a^M = softmax_t(W_M^T [w_t, h_t])`` and the feature
-    ``sum_t a^M_t [w_t, h_t]`` projected to ``out_dim``.  The phrase state is
-    the concatenation of the last forward and the first backward LSTM state.
+    ``sum_t a^M_t [w_t, h_t]`` projected to ``out_dim`` (``attention="projected"``).
+    With ``attention="release"`` (the release's, after SGMN) the score reads the LSTM
+    states only, ``a^M = softmax_t(W_M^T h_t)``, and the feature is the attended word
+    vectors ``sum_t a^M_t w_t`` as they are (``out_dim`` is then the word size).  The
+    phrase state is the concatenation of the last forward and the first backward LSTM
+    state.
 
     Shapes: ``tokens [P, L]``, ``lengths [P]`` -> ``state [P, 2H]`` and one
     ``[P, out_dim]`` tensor per head.
     """
 
+    ATTENTION = ("projected", "release")
+
     def __init__(self, word_dim: int, hidden: int, out_dim: int,
-                 heads: tuple[str, ...] = ("app", "pos", "spo")) -> None:
+                 heads: tuple[str, ...] = ("app", "pos", "spo"),
+                 attention: str = "projected") -> None:
         super().__init__()
+        if attention not in self.ATTENTION:
+            raise ValueError(f"phrase attention must be one of {self.ATTENTION}, got "
+                             f"{attention!r}")
         self.lstm = nn.LSTM(word_dim, hidden, batch_first=True, bidirectional=True)
-        feat = word_dim + 2 * hidden
+        self.attention = attention
         self.heads = tuple(heads)
-        self.attn = nn.ModuleDict({h: nn.Linear(feat, 1) for h in heads})
-        self.proj = nn.ModuleDict({h: nn.Linear(feat, out_dim) for h in heads})
+        if attention == "release":
+            out_dim = word_dim
+            self.attn = nn.ModuleDict({h: nn.Linear(2 * hidden, 1) for h in heads})
+            self.proj = None
+        else:
+            feat = word_dim + 2 * hidden
+            self.attn = nn.ModuleDict({h: nn.Linear(feat, 1) for h in heads})
+            self.proj = nn.ModuleDict({h: nn.Linear(feat, out_dim) for h in heads})
         self.hidden, self.out_dim = hidden, out_dim
 
     @property
@@ -188,12 +208,16 @@ class PhraseEncoder(nn.Module):
         out, (h_n, _) = self.lstm(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
         state = torch.cat([h_n[0], h_n[1]], dim=-1)
-        feats = torch.cat([words, out], dim=-1)
+        release = self.attention == "release"
+        feats = out if release else torch.cat([words, out], dim=-1)
         lengths = lengths.to(words.device)
         valid = torch.arange(words.shape[1], device=words.device)[None] < lengths[:, None]
         result = {}
         for h in self.heads:
             score = self.attn[h](feats).squeeze(-1).masked_fill(~valid, float("-inf"))
             weights = torch.softmax(score, dim=-1).unsqueeze(-1)
-            result[h] = self.proj[h]((weights * feats).sum(1))
+            if release:
+                result[h] = (weights * words).sum(1)
+            else:
+                result[h] = self.proj[h]((weights * feats).sum(1))
         return state, result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -11,7 +12,7 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.rcrn import ModelOutput
 
-__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items", "belief_loss"]
+__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items", "belief_loss", "model_loss"]
 
 
 @dataclass
@@ -20,7 +21,10 @@ class LossConfig:
     ``L = L_grd + mu * L_match + omega * L_reg + nu * L_nodes + belief * L_belief``.
 
     ``nu`` and ``belief`` (default 0, the paper's loss) weigh the node and belief
-    terms of :func:`rcrn_loss`.
+    terms of :func:`rcrn_loss`.  ``reg`` chooses the regression term's rule:
+    ``"release"`` (L1 on the offsets, on chosen proposals whose IoU with the referent,
+    pixels counted inclusively, exceeds ``iou_threshold``) or ``"toolkit"``
+    (smooth-L1, IoU of exclusive boxes at least ``iou_threshold``).
     """
 
     mu: float = 3.0
@@ -28,6 +32,11 @@ class LossConfig:
     iou_threshold: float = 0.5
     nu: float = 0.0
     belief: float = 0.0
+    reg: str = "toolkit"
+
+    def __post_init__(self) -> None:
+        if self.reg not in ("toolkit", "release"):
+            raise ValueError(f"loss.reg must be 'toolkit' or 'release', got {self.reg!r}")
 
     def weights(self) -> dict[str, float]:
         """The weight of every term of :func:`rcrn_loss` by name."""
@@ -54,7 +63,11 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
     if out.deltas is not None and out.ground_index is not None and positive.any():
         ar = torch.arange(batch.num_graphs, device=batch.match.device)
         chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
-        reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
+        if cfg.reg == "release":
+            iou = paired_iou(chosen, batch.referent_box, inclusive=True)
+            reg = positive & (iou > cfg.iou_threshold)
+        else:
+            reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
     nodes = torch.zeros(0, dtype=torch.bool, device=batch.match.device)
     if out.match_nodes is not None:
         nodes = (batch.match == 1)[batch.node_batch].repeat(out.match_nodes.shape[0])
@@ -71,10 +84,14 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       maximum IoU with the referent, on matched pairs only (Eq. 9); with
       ``grounding_norm="max"`` the root belief is first divided by its largest value
       (products of messages can shrink every belief towards 0, which flattens the
-      softmax and its gradient; the argmax is unchanged).  Models that give
+      softmax and its gradient; the argmax is unchanged).  A model that learns its
+      scale gives it as ``out.ground_scale``, which replaces ``grounding_scale``.
+      Models that give
       ``out.ground_logits`` (no beliefs, e.g. the cross-encoder) have those used as
       the logits instead.
-    * ``match``: binary cross-entropy of P(match) (Eq. 10).
+    * ``match``: binary cross-entropy of P(match) (Eq. 10), on ``out.match_logit``
+      where the model gives it (the release), else on the probability clamped to
+      ``[1e-6, 1 - 1e-6]``.
     * ``nodes`` (weight ``cfg.nu``): binary cross-entropy towards 1 of every node
       confidence the match AND takes its minimum over (``out.match_nodes``), on
       matched pairs only.  Eq. 10 trains the minimum alone, so on a matched pair
@@ -94,9 +111,9 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       the Sim modules for absolute levels from the grounding labels alone (on the
       synthetic demo it started the match head earlier in some seeds but did not
       improve the end result; see the README).
-    * ``reg``: smooth-L1 between predicted and target offsets of the chosen
-      proposal, on matched pairs whose chosen proposal has IoU >= 0.5 with the
-      referent box (omega = 0 otherwise, appendix B).
+    * ``reg``: smooth-L1 (``cfg.reg="release"``: L1) between predicted and target
+      offsets of the chosen proposal, on matched pairs whose chosen proposal overlaps
+      the referent box (omega = 0 otherwise, appendix B; see ``LossConfig``).
 
     Returns:
         dict with ``loss`` and each term (means over the pairs they apply to).
@@ -115,10 +132,14 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
             belief = belief / belief.amax(dim=-1, keepdim=True).clamp(min=1e-12)
         elif grounding_norm != "none":
             raise ValueError(f"grounding_norm must be 'none' or 'max', got {grounding_norm!r}")
-        logits = (grounding_scale * belief).masked_fill(~batch.box_mask, float("-inf"))
+        scale = out.ground_scale if out.ground_scale is not None else grounding_scale
+        logits = (scale * belief).masked_fill(~batch.box_mask, float("-inf"))
         terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
     known = items["match"]
-    if out.match_prob is not None and known.any():
+    if out.match_logit is not None and known.any():
+        terms["match"] = F.binary_cross_entropy_with_logits(out.match_logit[known],
+                                                            batch.match[known])
+    elif out.match_prob is not None and known.any():
         p = out.match_prob[known].clamp(1e-6, 1 - 1e-6)
         terms["match"] = F.binary_cross_entropy(p, batch.match[known])
     use = items["reg"]
@@ -126,7 +147,10 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
         ar = torch.arange(batch.num_graphs, device=batch.match.device)
         chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
         target = encode_deltas(chosen[use], batch.referent_box[use])
-        reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
+        if cfg.reg == "release":
+            reg = F.l1_loss(out.deltas[use], target, reduction="none")
+        else:
+            reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
         terms["reg"] = reg.sum(-1).mean()
     if cfg.nu:
         if out.match_nodes is None:
@@ -145,6 +169,17 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     weights = cfg.weights()
     total = sum(weights[k] * terms[k] for k in TERMS)
     return {"loss": total, **terms}
+
+
+def model_loss(model: torch.nn.Module, cfg: LossConfig
+               ) -> Callable[[ModelOutput, GroundingBatch], dict[str, torch.Tensor]]:
+    """``(out, batch) -> rcrn_loss(...)`` with the grounding settings of ``model.config``
+    (a learned scale arrives with the output)."""
+    scale = getattr(model.config, "grounding_scale", 1.0)
+    scale = 1.0 if scale == "learned" else float(scale)
+    norm = getattr(model.config, "grounding_norm", "none")
+    return lambda out, batch: rcrn_loss(out, batch, cfg, grounding_scale=scale,
+                                        grounding_norm=norm)
 
 
 def belief_loss(belief: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

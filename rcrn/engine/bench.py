@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from rcrn.batching import Vocab, collate
-from rcrn.losses import rcrn_loss
+from rcrn.losses import model_loss, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.testing import random_problem, reference_forward
 
@@ -271,10 +271,7 @@ class _TrainStep:
             raise ValueError(f"amp must be one of {sorted(AMP_DTYPES)}, got {amp!r}")
         self.model, self.batch = model, batch
         loss_cfg = LossConfig()
-        scale = float(getattr(model.config, "grounding_scale", 1.0))
-        norm = getattr(model.config, "grounding_norm", "none")
-        self.step = TrainStep(model, lambda out, b: rcrn_loss(out, b, loss_cfg, scale, norm),
-                              loss_cfg, AMP_DTYPES[amp])
+        self.step = TrainStep(model, model_loss(model, loss_cfg), loss_cfg, AMP_DTYPES[amp])
         self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
         self.clip = clip
         self.notes: list[str] = []

@@ -466,8 +466,49 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert_checkpoint(args: argparse.Namespace) -> int:
+    from rcrn.models.release import ReleaseCheckpointError, convert_checkpoint
+
+    out = Path(args.out)
+    if out.exists() and not args.overwrite:
+        raise CommandError(f"{out} exists; pass --overwrite to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        config = convert_checkpoint(args.checkpoint, args.vocab, out)
+    except (ReleaseCheckpointError, OSError) as exc:
+        raise CommandError(str(exc)) from exc
+    except ValueError as exc:  # the vocabulary file (Vocab names it)
+        raise CommandError(str(exc)) from exc
+    model = config["model"]
+    print(f"wrote {out}: the official preset (regions {model['vis_dim']}-d, words "
+          f"{model['word_dim']}-d); evaluate with\n  rcrn evaluate --checkpoint {out} "
+          "--benchmark gitm_mr --root DATA --split test")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("convert-checkpoint", formatter_class=fmt,
+                       help="a checkpoint of the official GITM-MR release -> the official preset",
+                       description="Reads a checkpoint of the official GITM-MR release "
+                                   "(SHTUPLUS/GITM-MR; RCRN-T: GloVe words and a BiLSTM)\n"
+                                   "and its word vocabulary file, and writes a checkpoint of "
+                                   "the official preset\n(rcrn/configs/official.yaml) that "
+                                   "rcrn evaluate and load_checkpoint read.\nA missing, "
+                                   "unknown or mis-shaped key is an error naming the key.",
+                       epilog="Example:\n  rcrn convert-checkpoint --from gitm-mr "
+                              "ckpt/model_final.pth \\\n"
+                              "      --vocab data/word_embedding/vocabulary_72700.txt "
+                              "--out runs/release/last.pt")
+    p.add_argument("checkpoint", help="the release's checkpoint (.pth)")
+    p.add_argument("--from", dest="source", required=True, choices=["gitm-mr"],
+                   help="where the checkpoint comes from")
+    p.add_argument("--vocab", required=True,
+                   help="the release's vocabulary file (one word a line, <pad> first)")
+    p.add_argument("--out", required=True, help="the checkpoint to write")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=_convert_checkpoint)
+
     p = sub.add_parser("train", help="train RCRN from a config", formatter_class=fmt,
                        description="Train RCRN; writes config.yaml, metrics.jsonl, last.pt "
                                    "and TensorBoard logs into --out.\n\n"

@@ -17,7 +17,7 @@ from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, S
 
 from rcrn.batching import GroundingBatch, Vocab, collate
 from rcrn.engine import distributed
-from rcrn.losses import LossConfig, rcrn_loss
+from rcrn.losses import LossConfig, model_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
@@ -358,6 +358,8 @@ class Trainer:
     compiles the model.  ``train.lr_decay: cosine`` lowers the learning rate from
     ``train.lr`` to 0 along a half cosine over ``train.steps`` (``none``, the default,
     keeps it constant); the rate is a function of the step, so ``--resume`` continues it.
+    ``train.match_warmup: N`` trains grounding alone (match weight 0) for the first ``N``
+    steps (the paper's appendix D.1.1; the release's ``AUTO_WEIGHT``).
 
     Args:
         config: the resolved config (sections ``model``, ``region_encoder``, ``loss``,
@@ -443,13 +445,11 @@ class Trainer:
         log_every = int(cfg.get("log_every", 50))
         eval_every = int(cfg.get("eval_every", 0))
         clip = float(cfg.get("grad_clip", 10.0))
-        scale = float(getattr(self.model.config, "grounding_scale", 1.0))
-        norm = getattr(self.model.config, "grounding_norm", "none")
+        warmup = int(cfg.get("match_warmup", 0))
+        mu = self.loss_cfg.mu
         self.model.train()
-        train_step = distributed.training_step(
-            self.model, lambda out, batch: rcrn_loss(out, batch, self.loss_cfg,
-                                                     grounding_scale=scale, grounding_norm=norm),
-            self.loss_cfg, self.dist, cfg)
+        train_step = distributed.training_step(self.model, model_loss(self.model, self.loss_cfg),
+                                               self.loss_cfg, self.dist, cfg)
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}
         t0 = time.time()
@@ -471,6 +471,7 @@ class Trainer:
                 if self.step >= steps:
                     break
                 batch = batch.to(self.device, non_blocking=True)
+                self.loss_cfg.mu = 0.0 if self.step < warmup else mu
                 # forward and loss; when distributed, the loss whose DDP-averaged gradient
                 # is the global batch's, and this rank's share of the logged terms
                 loss, losses = train_step(batch)

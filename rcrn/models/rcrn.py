@@ -8,11 +8,13 @@ over tree levels only (the schedule comes from ``collate``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from rcrn import programs as P
@@ -35,6 +37,7 @@ from rcrn.nn import (
     Select,
 )
 from rcrn.nn.functional import gate_context
+from rcrn.nn.sim import BNMLP, EntitySimBN, NormalizeScale, RelationSimBN
 
 __all__ = ["RCRNConfig", "RCRN", "Belief", "ModelOutput"]
 
@@ -72,6 +75,40 @@ class RCRNConfig:
     with the number of children; the minimum keeps one wrong relation's message
     whole while adding children who agree costs little.
 
+    The remaining switches choose between the official release's computation and the
+    toolkit's own (``RCRNConfig.official()`` sets every one to the release's; the
+    README's table "The official preset and the toolkit's departures" says what each
+    changes and what it measured):
+
+    * ``layers``: ``"release"`` builds the release's networks (BatchNorm and Dropout
+      ``dropout`` in every feature transformation, NormalizeScale x20 on region,
+      location, pair and spatial features, the L2 normalisation of the vector
+      similarity, the release's pair layers, Classify with BatchNorm, Dropout and a
+      learned pad value, the release's box-regression head on the mean entity
+      phrase); ``"plain"`` the toolkit's (no normalisation layers).
+    * ``phrase_attention``: ``"release"`` (scores from the LSTM states, attended word
+      vectors) or ``"projected"`` (see ``PhraseEncoder``); ``word_dropout`` on the
+      LSTM input.
+    * ``gate_phrase_grad``: let gradients reach the phrase state through every β
+      (the release and the paper's appendix D.1.1 cut them: ``False``).
+    * ``context``: the relation context boxes of a node's child are its top-K by the
+      child's ``"local"`` belief (paper Eq. 3, the release) or by its
+      ``"propagated"`` one; message values always come from the propagated belief.
+    * ``grounding_scale``: a number, or ``"learned"`` (a parameter starting at 1,
+      the release's ``ScaleLayer``).
+    * ``confidences``: Classify's outputs as ``"logits"`` (And takes the minimum
+      logit, the match loss is BCE on it, Compare subtracts logits: the release) or
+      ``"probs"`` (probabilities, as the paper writes Eq. 7-8).
+    * ``boxes``: ``"inclusive"`` counts box sizes in pixels inclusively
+      (``x2 - x1 + 1``) in the location and pair features (the release), or
+      ``"exclusive"``.
+    * ``belief_floor``: added to every local belief (the release: ``1e-6``).
+    * ``release_slots``: the release scores every image over this many region slots
+      (126), padding absent ones with similarity -1; two places see the padding: the
+      local belief's F_norm divides by at least ``sum β`` while an image has fewer
+      proposals, and the match readout never reads a propagated node's belief below
+      ``1e-6`` (see ``Classify``).  0: no padding.
+
     ``relation_align`` is the shared start bias of Relation Sim's two transforms
     (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
     gives PyTorch's default initialisation.  ``relation_diff`` adds the absolute
@@ -108,13 +145,69 @@ class RCRNConfig:
     vl_dropout: float = 0.1
     vl_init: str | None = None
     program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
+    layers: str = "plain"
+    dropout: float = 0.2
+    word_dropout: float = 0.0
+    phrase_attention: str = "projected"
+    gate_phrase_grad: bool = True
+    context: str = "propagated"
+    confidences: str = "probs"
+    boxes: str = "exclusive"
+    belief_floor: float = 0.0
+    release_slots: int = 0
+
+    #: What ``official()`` sets besides the sizes: every switch at the release's value.
+    OFFICIAL = dict(layers="release", dropout=0.2, word_dropout=0.2,
+                    phrase_attention="release", gate_phrase_grad=False, context="local",
+                    grounding_scale="learned", grounding_norm="none", confidences="logits",
+                    boxes="inclusive", belief_floor=1e-6, release_slots=126,
+                    classify_log=False, eps=1e-6, message_norm="none", message_reduce={},
+                    relation_align=0.0, relation_diff=False, relation_gaps=False,
+                    regression=True, vl_layers=0)
 
     @classmethod
     def paper(cls, **overrides: Any) -> RCRNConfig:
+        """The paper's sizes (BiLSTM 512x2 over 300-d words, joint 1024, 2048-d regions,
+        K=5) with the toolkit's switches."""
         base = dict(word_dim=300, lstm_hidden=512, joint=1024, hidden=1024, sim_dim=256,
                     vis_dim=2048, spatial_dim=64, pair_dim=2048, k=5, classify_hidden=64)
         base.update(overrides)
         return cls(**base)
+
+    @classmethod
+    def official(cls, **overrides: Any) -> RCRNConfig:
+        """RCRN-T of the official release: its sizes and every switch at its value, the
+        full program (``rcrn/configs/official.yaml`` is the same as a config file)."""
+        base = dict(cls.paper().to_dict(), **copy.deepcopy(cls.OFFICIAL))
+        base.update(overrides)
+        return cls(**base)
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the setting for a value out of range or a switch
+        that does not apply to the chosen layers."""
+        choices = {"layers": ("plain", "release"), "phrase_attention": ("projected", "release"),
+                   "context": ("propagated", "local"), "confidences": ("probs", "logits"),
+                   "boxes": ("exclusive", "inclusive"), "grounding_norm": ("none", "max"),
+                   "message_norm": ("none", "max")}
+        for key, allowed in choices.items():
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"model.{key} must be one of {list(allowed)}, got "
+                                 f"{getattr(self, key)!r}")
+        scale = self.grounding_scale
+        if not (scale == "learned" or (isinstance(scale, (int, float))
+                                       and not isinstance(scale, bool) and scale > 0)):
+            raise ValueError(f"model.grounding_scale must be a positive number or 'learned', "
+                             f"got {scale!r}")
+        if self.release_slots < 0:
+            raise ValueError(f"model.release_slots must be >= 0, got {self.release_slots}")
+        if self.layers == "release":
+            plain_only = {"relation_align": 0.0, "relation_diff": False, "relation_gaps": False,
+                          "fused_pairs": True}
+            bad = [k for k, v in plain_only.items() if getattr(self, k) != v]
+            if bad:
+                raise ValueError(f"model.{bad[0]} applies to layers 'plain' only (the release's "
+                                 f"relation layers have no such switch); set it to "
+                                 f"{plain_only[bad[0]]!r} with layers 'release'")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,11 +221,14 @@ class Belief:
         values: ``[V, S]`` belief of every node in every slot.
         slots: ``[V, S]`` batch-global region index of every slot.
         mask: ``[V, S]`` valid slots.
+        updated: ``[V]`` nodes a propagation step has updated (kept only when the
+            model emulates the release's padding slots, ``release_slots > 0``).
     """
 
     values: torch.Tensor
     slots: torch.Tensor
     mask: torch.Tensor
+    updated: torch.Tensor | None = None
 
 
 @dataclass
@@ -150,8 +246,11 @@ class ModelOutput:
         values: every evaluated sub-expression, keyed by its text.
         ground_logits: ``[B, N]`` grounding scores used as they are by the loss
             (models without beliefs, e.g. the cross-encoder; padded slots -inf).
-        match_nodes: ``[T, V]`` the node confidences a ``(match (and P_1 .. P_T))``
-            readout takes its minimum over (``None`` for other readouts).
+        match_nodes: ``[T, V]`` the node confidences (probabilities) a
+            ``(match (and P_1 .. P_T))`` readout takes its minimum over (``None`` for
+            other readouts).
+        match_logit: ``[B]`` the logit of P(match) when confidences are logits.
+        ground_scale: the grounding softmax's scale when the model learns it.
     """
 
     match_prob: torch.Tensor | None
@@ -164,6 +263,8 @@ class ModelOutput:
     values: dict[str, Any] = field(default_factory=dict)
     ground_logits: torch.Tensor | None = None
     match_nodes: torch.Tensor | None = None
+    match_logit: torch.Tensor | None = None
+    ground_scale: torch.Tensor | None = None
 
 
 class _Encoded:
@@ -178,28 +279,63 @@ class _Encoded:
             _, text_ctx, region_ctx = model.vl(batch, regions)
             regions = model.vl_regions(region_ctx) * batch.box_mask[..., None]
             text = model.vl_words(text_ctx).reshape(-1, model.words.dim)
-        words = model.embed(batch.ent_tokens, batch.ent_token_pos, text)
+        words = model.word_dropout(model.embed(batch.ent_tokens, batch.ent_token_pos, text))
         self.phrase, heads = model.phrases(words, batch.ent_lengths)
         self.ent_app, self.ent_pos = heads["app"], heads["pos"]
         if batch.num_edges:
-            spo_words = model.embed(batch.spo_tokens, batch.spo_token_pos, text)
+            spo_words = model.word_dropout(model.embed(batch.spo_tokens, batch.spo_token_pos,
+                                                       text))
             _, spo = model.phrases(spo_words, batch.spo_lengths)
             self.rel = spo["spo"]
         else:
-            self.rel = self.phrase.new_zeros(0, cfg.joint)
+            self.rel = self.phrase.new_zeros(0, model.phrases.out_dim)
+        self.rel_txt = model.rel_sim.text_transform(self.rel)         # [E, J]
         self.regions = regions
-        self.location = location_feature(batch.boxes)                  # [B, N, 5]
+        boxes = batch.boxes
+        if cfg.boxes == "inclusive":
+            # the far corner one pixel further: sizes x2 - x1 + 1 as the release counts them
+            one_px = 1.0 / batch.image_size.clamp(min=1.0)              # [B, 2]
+            boxes = boxes + torch.cat([torch.zeros_like(one_px), one_px], -1)[:, None, :]
+        self.location = location_feature(boxes)                         # [B, N, 5]
         B, N = batch.box_mask.shape
-        self.boxes_flat = batch.boxes.reshape(B * N, 4)
+        self.boxes_flat = boxes.reshape(B * N, 4)
         flat = self.regions.reshape(B * N, -1)
         self.proj = model.rel_sim.project(flat) if cfg.fused_pairs else flat
         self.node_mask = batch.box_mask[batch.node_batch]               # [V, N]
         self.node_slots = (batch.node_batch[:, None] * N
                            + torch.arange(N, device=batch.box_mask.device)[None])
-        self.b_app = model.app_sim(self.ent_app, self.regions, batch.node_batch)
-        self.b_pos = model.pos_sim(self.ent_pos, self.location, batch.node_batch)
-        _, self.context = gate_context(self.phrase, [self.b_app, self.b_pos], self.node_mask,
-                                       cfg.k)
+        sim_kw = {"box_mask": batch.box_mask} if cfg.layers == "release" else {}
+        self.b_app = model.app_sim(self.ent_app, self.regions, batch.node_batch, **sim_kw)
+        self.b_pos = model.pos_sim(self.ent_pos, self.location, batch.node_batch, **sim_kw)
+        self.padded = None
+        if cfg.release_slots:
+            self.padded = (batch.box_mask.sum(1) < cfg.release_slots)[batch.node_batch]
+        self.phrase, self.context = gate_context(
+            self.phrase, [self.b_app, self.b_pos], self.node_mask, cfg.k,
+            detach_phrase=not cfg.gate_phrase_grad, pad=-1.0 if cfg.release_slots else 0.0)
+
+
+class BoxHead(nn.Module):
+    r"""The release's box-regression head: offsets of the grounded proposal from
+    ``W [L2(F_v(NS(o))), l, L2(F_t(e))]``, with :class:`BNMLP` transforms ``F`` of the
+    proposal's region feature ``o`` and of the mean entity phrase ``e``, and its 5-d
+    location ``l``.
+
+    Shapes: ``region [B, Dv]``, ``location [B, 5]``, ``phrase [B, Dt]`` -> ``[B, 4]``.
+    """
+
+    def __init__(self, vis_dim: int, text_dim: int, joint: int, dropout: float = 0.2) -> None:
+        super().__init__()
+        self.norm = NormalizeScale(vis_dim)
+        self.vis_trf = BNMLP(vis_dim, joint, dropout)
+        self.text_trf = BNMLP(text_dim, joint, dropout)
+        self.out = nn.Linear(2 * joint + 5, 4)
+
+    def forward(self, region: torch.Tensor, location: torch.Tensor,
+                phrase: torch.Tensor) -> torch.Tensor:
+        v = F.normalize(self.vis_trf(self.norm(region)), dim=-1)
+        t = F.normalize(self.text_trf(phrase), dim=-1)
+        return self.out(torch.cat([v, location, t], dim=-1))
 
 
 class RCRN(nn.Module):
@@ -222,27 +358,40 @@ class RCRN(nn.Module):
         self.config = config
         self.program = P.parse(config.program)
         cfg = config
+        cfg.validate()
         self.words = WordEmbedding(vocab_size, cfg.word_dim, word_vectors, freeze_words)
-        self.phrases = PhraseEncoder(self.words.dim, cfg.lstm_hidden, cfg.joint)
-        state = self.phrases.state_dim
-        self.app_sim = EntitySim(cfg.joint, cfg.vis_dim, cfg.joint, cfg.hidden, cfg.sim_dim)
-        self.pos_sim = EntitySim(cfg.joint, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
-        self.rel_sim = RelationSim(cfg.joint, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
-                                   cfg.hidden, cfg.joint, cfg.relation_align,
-                                   cfg.relation_diff, cfg.relation_gaps)
+        self.word_dropout = nn.Dropout(cfg.word_dropout)
+        self.phrases = PhraseEncoder(self.words.dim, cfg.lstm_hidden, cfg.joint,
+                                     attention=cfg.phrase_attention)
+        state, text = self.phrases.state_dim, self.phrases.out_dim
+        release = cfg.layers == "release"
+        if release:
+            self.app_sim = EntitySimBN(text, cfg.vis_dim, cfg.joint, cfg.sim_dim, cfg.dropout)
+            self.pos_sim = EntitySimBN(text, 5, cfg.joint, cfg.sim_dim, cfg.dropout, pre=True)
+            self.rel_sim = RelationSimBN(text, cfg.vis_dim, cfg.spatial_dim, cfg.joint,
+                                         cfg.dropout)
+        else:
+            self.app_sim = EntitySim(text, cfg.vis_dim, cfg.joint, cfg.hidden, cfg.sim_dim)
+            self.pos_sim = EntitySim(text, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
+            self.rel_sim = RelationSim(text, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
+                                       cfg.hidden, cfg.joint, cfg.relation_align,
+                                       cfg.relation_diff, cfg.relation_gaps)
         ctx = 2 * cfg.k
         self.gates = nn.ModuleDict()
         for name, (kind, mode) in P.gate_specs(self.program).items():
-            self.gates[name] = (GateSum(state, ctx, 2, mode) if kind == "gatesum"
-                                else GateProd(state, ctx, mode))
+            self.gates[name] = (GateSum(state, ctx, 2, mode, cfg.belief_floor)
+                                if kind == "gatesum" else GateProd(state, ctx, mode))
         self.select = Select(cfg.k)
         cfg.message_reduce = dict(cfg.message_reduce)
         self.aggregates = nn.ModuleDict({r: Aggregate(cfg.eps, r) for r in Aggregate.REDUCE})
-        self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps)
+        self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps,
+                                 cfg.layers, cfg.dropout, logits=cfg.confidences == "logits")
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
         self.and_edges = EdgeAnd()
         self.locate = Locate()
+        self.ground_scale = (nn.Parameter(torch.ones(()))
+                             if cfg.grounding_scale == "learned" else None)
         unknown = set(cfg.message_reduce) - {name for name, (kind, _) in
                                              P.gate_specs(self.program).items()
                                              if kind == "gateprod"}
@@ -253,8 +402,6 @@ class RCRN(nn.Module):
         if bad:
             raise ValueError(f"message_reduce values must be in {Aggregate.REDUCE}, got "
                              f"{sorted(bad)}")
-        if cfg.message_norm not in ("none", "max"):
-            raise ValueError(f"message_norm must be 'none' or 'max', got {cfg.message_norm!r}")
         self.region_encoder = region_encoder
         self.vl = self.vl_words = self.vl_regions = None
         if cfg.vl_layers > 0:
@@ -263,8 +410,10 @@ class RCRN(nn.Module):
                                          cfg.vl_dropout), word_vectors, freeze_words)
             self.vl_words = nn.Linear(cfg.vl_dim, self.words.dim)
             self.vl_regions = nn.Linear(cfg.vl_dim, cfg.vis_dim)
-        self.regress = (MLP(cfg.vis_dim + 5 + cfg.joint, cfg.hidden, 4)
-                        if cfg.regression else None)
+        self.regress: nn.Module | None = None
+        if cfg.regression:
+            self.regress = (BoxHead(cfg.vis_dim, text, cfg.joint, cfg.dropout) if release
+                            else MLP(cfg.vis_dim + 5 + cfg.joint, cfg.hidden, 4))
         self._recorders: list[Callable[[str, Any], None]] = []
 
     # ----------------------------------------------------------- recording
@@ -299,40 +448,51 @@ class RCRN(nn.Module):
     # ---------------------------------------------------------- primitives
     def local_belief(self, enc: _Encoded, mode: str) -> Belief:
         b, beta = self.gates[f"local_{mode}"]([enc.b_app, enc.b_pos], enc.phrase, enc.context,
-                                             enc.node_mask)
+                                             enc.node_mask, enc.padded)
         self._emit(f"beta:local_{mode}", beta)
         return Belief(b, enc.node_slots, enc.node_mask)
 
     def prune(self, x: Belief, k: int) -> Belief:
         values, pos, mask = Select(k)(x.values, x.mask)
-        return Belief(values, x.slots.gather(1, pos), mask)
+        return Belief(values, x.slots.gather(1, pos), mask, x.updated)
 
     def propagate(self, enc: _Encoded, x: Belief, direction: str, name: str) -> Belief:
         """Bottom-up (``up``) or top-down (``down``) message passing (paper 4.2.1).
 
         One batched step per tree level: Select on the context nodes, relation
         scores only for (target slot, context top-K slot) pairs, Aggregate in
-        log space, GateProd on the target nodes.
+        log space, GateProd on the target nodes.  The context nodes' top-K slots
+        are chosen by their belief before the pass (``context="local"``) or by the
+        belief propagated so far (``"propagated"``); their values are always the
+        propagated ones.
         """
-        batch, gate = enc.batch, self.gates[name]
-        aggregate = self.aggregates[self.config.message_reduce.get(name, "sum")]
+        batch, gate, cfg = enc.batch, self.gates[name], self.config
+        aggregate = self.aggregates[cfg.message_reduce.get(name, "sum")]
         b = x.values
         up = direction == "up"
         order = range(len(batch.levels) - 1, -1, -1) if up else range(len(batch.levels))
         betas = []
+        updated = None
+        if cfg.release_slots:
+            updated = (x.updated.clone() if x.updated is not None
+                       else torch.zeros(b.shape[0], dtype=torch.bool, device=b.device))
         for d in order:
             lv = batch.levels[d]
             parent, child = batch.edge_index[0, lv], batch.edge_index[1, lv]
             tgt, src = (parent, child) if up else (child, parent)
-            sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
-            if self.config.message_norm == "max":
+            if cfg.context == "local":
+                _, sel_pos, sel_mask = self.select(x.values[src], x.mask[src])
+                sel_val = b[src].gather(1, sel_pos).masked_fill(~sel_mask, 0.0)
+            else:
+                sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
+            if cfg.message_norm == "max":
                 # sorted top-K: column 0 is each sender's largest belief
                 sel_val = sel_val / sel_val[:, :1].clamp(min=1e-12)
             cols = x.slots[src].gather(1, sel_pos)
             rows = x.slots[tgt]
             subj = batch.edge_parent_is_subject[lv]
             A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
-                             subj if up else ~subj)
+                             subj if up else ~subj, txt=enc.rel_txt[lv])
             self._emit(f"relation:{name}:{d + 1}", (lv, A))
             log_agg = aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
             nodes = batch.level_parents[d] if up else child
@@ -340,8 +500,10 @@ class RCRN(nn.Module):
                              enc.context[nodes], x.mask[nodes])
             betas.append((nodes, beta))
             b = b.index_copy(0, nodes, new)
+            if updated is not None:
+                updated[nodes] = True
         self._emit(f"beta:{name}", betas)
-        return Belief(b, x.slots, x.mask)
+        return Belief(b, x.slots, x.mask, updated)
 
     # ------------------------------------------------------------- program
     def _eval(self, expr: tuple, enc: _Encoded, cache: dict[tuple, Any]) -> Any:
@@ -356,7 +518,7 @@ class RCRN(nn.Module):
             value = self.propagate(enc, self._eval(expr[2], enc, cache), expr[1], expr[3])
         elif head == "classify":
             x = self._eval(expr[1], enc, cache)
-            value = self.classify(x.values, x.mask)
+            value = self.classify(x.values, x.mask, x.updated)
         elif head == "and":
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
@@ -389,9 +551,15 @@ class RCRN(nn.Module):
             out.ground_index = self.locate(-root, batch.box_mask)
             out.box, out.deltas = self._regress(enc, out.ground_index)
         if "match" in parts:
-            out.match_prob = self._eval(parts["match"], enc, cache)
+            value = self._eval(parts["match"], enc, cache)
+            out.match_prob = value
             if parts["match"][0] == "and":
                 out.match_nodes = torch.stack([cache[e] for e in parts["match"][1:]])
+            if self.classify.logits:
+                out.match_logit, out.match_prob = value, torch.sigmoid(value)
+                if out.match_nodes is not None:
+                    out.match_nodes = torch.sigmoid(out.match_nodes)
+        out.ground_scale = self.ground_scale
         if "mismatch" in parts:
             d = self._eval(parts["mismatch"], enc, cache)
             out.edge_scores = d
@@ -414,6 +582,14 @@ class RCRN(nn.Module):
         proposal = batch.boxes_px[ar, idx]
         if self.regress is None:
             return proposal, proposal.new_zeros(B, 4)
+        if isinstance(self.regress, BoxHead):
+            # the mean of the graph's entity phrases (the release's language input)
+            summed = enc.ent_app.new_zeros(B, enc.ent_app.shape[1]).index_add(
+                0, batch.node_batch, enc.ent_app)
+            count = torch.bincount(batch.node_batch, minlength=B).clamp(min=1)
+            deltas = self.regress(enc.regions[ar, idx], enc.location[ar, idx],
+                                  summed / count[:, None])
+            return decode_deltas(proposal, deltas), deltas
         if batch.num_edges:
             summed = enc.rel.new_zeros(B, enc.rel.shape[1]).index_add(0, batch.edge_batch,
                                                                       enc.rel)

@@ -8,7 +8,8 @@ from torch import nn
 
 from rcrn.encoders import pair_gaps, spatial_pair
 
-__all__ = ["MLP", "EntitySim", "RelationSim"]
+__all__ = ["MLP", "EntitySim", "RelationSim", "NormalizeScale", "BNMLP", "EntitySimBN",
+           "RelationSimBN", "l2norm", "batch_norm"]
 
 
 class MLP(nn.Module):
@@ -171,17 +172,19 @@ class RelationSim(nn.Module):
 
     def forward(self, text: torch.Tensor, boxes: torch.Tensor,
                 proj: tuple[torch.Tensor, ...] | torch.Tensor, rows: torch.Tensor,
-                cols: torch.Tensor, row_is_subject: torch.Tensor) -> torch.Tensor:
-        """Relation scores; ``proj`` is ``project(vis)`` (fused) or the raw ``vis`` ``[M, Dv]``.
+                cols: torch.Tensor, row_is_subject: torch.Tensor,
+                txt: torch.Tensor | None = None) -> torch.Tensor:
+        """Relation scores; ``proj`` is ``project(vis)`` (fused) or the raw ``vis`` ``[M, Dv]``;
+        ``txt`` is ``text_transform(text)`` when the caller has it.
 
         With raw features every pair's ``[o_sub, o_obj]`` goes through ``W_e`` and the
-        first MLP layer (the arithmetic of the official release), for comparison.
+        first MLP layer one pair at a time (the plain form), for comparison.
         """
         flag = row_is_subject[:, None, None]
         b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
         s = torch.where(flag[..., None], self.geometry(b_row, b_col),
                         self.geometry(b_col, b_row))                   # [E, R, C, 5 | 12]
-        txt = self.text_transform(text)                                # [E, J]
+        txt = self.text_transform(text) if txt is None else txt      # [E, J]
         if isinstance(proj, torch.Tensor):
             o_row, o_col = proj[rows][:, :, None, :], proj[cols][:, None, :, :]
             o_row, o_col = torch.broadcast_tensors(o_row, o_col)
@@ -206,3 +209,238 @@ class RelationSim(nn.Module):
         t, v, s, p, h, j = self.dims
         return (f"RelationSim(text={t}, vis={v}, spatial={s}, pair={p}, hidden={h}, joint={j}, "
                 f"align={self.align:g}, diff={self.diff}, gaps={self.gaps}, fused_pairs=True)")
+
+
+# ----------------------------------------------------------------------------------------
+# The layers of the official release (``RCRNConfig(layers="release")``)
+def l2norm(x: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """``x / (sqrt(sum x^2 + eps) + eps)`` over the last axis: the L2 normalisation the
+    release applies after the 256-d vector-similarity projection (SGRAF's ``l2norm``)."""
+    return x / ((x.pow(2).sum(-1, keepdim=True) + eps).sqrt() + eps)
+
+
+def batch_norm(m: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
+    """``m(x)`` for rows ``[R, C]``; while training, a single row (no batch statistics)
+    is normalised with the running statistics, as in evaluation, and leaves them as
+    they are."""
+    if not (m.training and x.shape[0] < 2):
+        return m(x)
+    return F.batch_norm(x, m.running_mean, m.running_var, m.weight, m.bias, False, 0.0, m.eps)
+
+
+class NormalizeScale(nn.Module):
+    r"""``w ⊙ x / ||x||``: L2-normalise the last axis, then scale it by a learned
+    per-dimension weight that starts at ``init`` (20 in the release)."""
+
+    def __init__(self, dim: int, init: float = 20.0) -> None:
+        super().__init__()
+        self.init = init
+        self.weight = nn.Parameter(torch.full((1, dim), float(init)))
+
+    def reset_parameters(self) -> None:
+        nn.init.constant_(self.weight, self.init)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(x, dim=-1) * self.weight[0]
+
+    def __repr__(self) -> str:
+        return f"NormalizeScale({self.weight.shape[1]}, init={self.init:g})"
+
+
+class BNMLP(nn.Module):
+    """Linear -> BatchNorm -> ReLU -> Dropout -> Linear -> BatchNorm (the release's
+    feature transformations), over any leading shape (BatchNorm sees the flattened rows).
+
+    ``forward(x, mask)`` with a boolean ``mask`` over the leading shape transforms only
+    the valid rows (so padding never enters the batch statistics); the others are 0.
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, dropout: float = 0.2) -> None:
+        super().__init__()
+        self.fc1, self.bn1 = nn.Linear(in_dim, out_dim), nn.BatchNorm1d(out_dim)
+        self.drop = nn.Dropout(dropout)
+        self.fc2, self.bn2 = nn.Linear(out_dim, out_dim), nn.BatchNorm1d(out_dim)
+
+    def reset_parameters(self) -> None:
+        for m in (self.fc1, self.bn1, self.fc2, self.bn2):
+            m.reset_parameters()
+
+    def rows(self, x: torch.Tensor) -> torch.Tensor:
+        """The transformation of ``[R, in]`` rows."""
+        return self.after_first(self.fc1(x))
+
+    def after_first(self, pre: torch.Tensor) -> torch.Tensor:
+        """The rest of the transformation from the first Linear's output ``[R, out]``.
+
+        While training, a single row has no batch statistics: it is normalised with
+        the running ones (as in evaluation) and leaves them unchanged.
+        """
+        return batch_norm(self.bn2, self.fc2(self.drop(F.relu(batch_norm(self.bn1, pre)))))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        lead = x.shape[:-1]
+        if mask is None:
+            return self.rows(x.reshape(-1, x.shape[-1])).reshape(*lead, -1)
+        out = x.new_zeros(*lead, self.fc2.out_features)
+        out[mask] = self.rows(x[mask])
+        return out
+
+
+class EntitySimBN(nn.Module):
+    r"""Entity Sim with the release's layers.
+
+    ``y_j = F_v(NS(o_j))`` (``NS`` = :class:`NormalizeScale`; with ``pre`` the
+    normalised input first goes through a Linear to ``joint``: the location branch),
+    ``x_i = F_t(e_i)``, both :class:`BNMLP` then L2-normalised;
+    ``b_ij = tanh(W_eval^T ReLU(l2norm(W_v (x_i - y_j)^2)))``.
+
+    Shapes as :class:`EntitySim`; ``box_mask [B, N]`` keeps padding out of BatchNorm.
+    """
+
+    def __init__(self, text_dim: int, vis_dim: int, joint: int, sim_dim: int,
+                 dropout: float = 0.2, pre: bool = False, init_norm: float = 20.0) -> None:
+        super().__init__()
+        self.norm = NormalizeScale(vis_dim, init_norm)
+        self.pre = nn.Linear(vis_dim, joint) if pre else None
+        self.vis_trf = BNMLP(joint if pre else vis_dim, joint, dropout)
+        self.text_trf = BNMLP(text_dim, joint, dropout)
+        self.vec = nn.Linear(joint, sim_dim)
+        self.w_eval = nn.Linear(sim_dim, 1)
+        self.dims = (text_dim, vis_dim, joint, sim_dim)
+
+    def reset_parameters(self) -> None:
+        for m in (self.norm, self.pre, self.vis_trf, self.text_trf, self.vec, self.w_eval):
+            if m is not None:
+                m.reset_parameters()
+
+    def transform(self, text: torch.Tensor, vis: torch.Tensor,
+                  box_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        v = self.norm(vis)
+        if self.pre is not None:
+            v = self.pre(v)
+        return (F.normalize(self.text_trf(text), dim=-1),
+                F.normalize(self.vis_trf(v, box_mask), dim=-1))
+
+    def score(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.w_eval(F.relu(l2norm(self.vec((x - y) ** 2))))).squeeze(-1)
+
+    def forward(self, text: torch.Tensor, vis: torch.Tensor, node_batch: torch.Tensor,
+                box_mask: torch.Tensor | None = None) -> torch.Tensor:
+        x, y = self.transform(text, vis, box_mask)
+        return self.score(x[:, None, :], y[node_batch])
+
+    def __repr__(self) -> str:
+        t, v, j, s = self.dims
+        return (f"EntitySimBN(text={t}, vis={v}, joint={j}, sim={s}, "
+                f"pre={self.pre is not None})")
+
+
+class RelationSimBN(nn.Module):
+    r"""Relation Sim with the release's layers.
+
+    Pair feature ``r_kl = W_f [NS(W_e [o_k, o_l]), NS'(W_l s_kl)]``, then
+    ``[A]_kl = ReLU(<L2(F_v(r_kl)), L2(F_t(r^e))>)`` with :class:`BNMLP` transforms
+    (``W_e`` maps ``2 Dv -> Dv`` as in the release).
+
+    Exactly the same arithmetic, without a per-pair product on ``2 Dv``-wide rows:
+    ``x = W_e^sub o_k + W_e^obj o_l + c`` is a sum of two per-box projections, its
+    norm is ``sqrt(|a_k|^2 + |b_l|^2 + 2 a_k . b_l)``, and the Linear layers that follow
+    the normalisation (``W_f``'s visual columns, then ``F_v``'s first layer) are linear,
+    so ``F_v.fc1(W_f^vis NS(x)) = (G a_k + G b_l) / |x|`` with ``G = F_v.fc1 W_f^vis
+    diag(w)`` applied once per box (:meth:`project`).  Only the dot product
+    ``a_k . b_l`` and the 64-d spatial branch are per pair before ``F_v``'s BatchNorm.
+
+    Shapes as :class:`RelationSim` (``proj`` is :meth:`project`'s tuple).
+    """
+
+    def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, joint: int,
+                 dropout: float = 0.2, init_norm: float = 20.0) -> None:
+        super().__init__()
+        self.W_e = nn.Linear(2 * vis_dim, vis_dim)
+        self.vis_norm = NormalizeScale(vis_dim, init_norm)
+        self.W_l = nn.Linear(5, spatial_dim)
+        self.spatial_norm = NormalizeScale(spatial_dim, init_norm)
+        self.W_f = nn.Linear(vis_dim + spatial_dim, joint)
+        self.vis_trf = BNMLP(joint, joint, dropout)
+        self.text_trf = BNMLP(text_dim, joint, dropout)
+        self.dims = (text_dim, vis_dim, spatial_dim, joint)
+
+    def reset_parameters(self) -> None:
+        for m in (self.W_e, self.vis_norm, self.W_l, self.spatial_norm, self.W_f,
+                  self.vis_trf, self.text_trf):
+            m.reset_parameters()
+
+    def geometry(self, sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
+        return spatial_pair(sub, obj)
+
+    def _g(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(G, F_v.fc1 W_f^spatial)``: the first visual layer folded into ``W_f``."""
+        d = self.W_e.out_features
+        fc1 = self.vis_trf.fc1.weight
+        g = fc1 @ (self.W_f.weight[:, :d] * self.vis_norm.weight)          # [H, Dv]
+        return g, fc1 @ self.W_f.weight[:, d:]                              # [H, S]
+
+    def project(self, vis: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Per box ``[M, Dv]``: ``a`` (as subject, with ``W_e``'s bias), ``b`` (as
+        object), their squared norms and their images under ``G``."""
+        d = vis.shape[-1]
+        a = vis @ self.W_e.weight[:, :d].t() + self.W_e.bias
+        b = vis @ self.W_e.weight[:, d:].t()
+        g = self._g()[0]
+        return a, b, (a * a).sum(-1), (b * b).sum(-1), a @ g.t(), b @ g.t()
+
+    def pair_feature(self, o_sub: torch.Tensor, o_obj: torch.Tensor,
+                     s: torch.Tensor) -> torch.Tensor:
+        """The plain form (one pair at a time): ``W_f [NS(W_e [o_k, o_l]), NS'(W_l s)]``."""
+        o_sub, o_obj = torch.broadcast_tensors(o_sub, o_obj)
+        vis = self.vis_norm(self.W_e(torch.cat([o_sub, o_obj], dim=-1)))
+        sp = self.spatial_norm(self.W_l(s)).expand(*vis.shape[:-1], -1)
+        return self.W_f(torch.cat([vis, sp], dim=-1))
+
+    def text_transform(self, text: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.text_trf(text), dim=-1)
+
+    def forward(self, text: torch.Tensor, boxes: torch.Tensor,
+                proj: tuple[torch.Tensor, ...] | torch.Tensor, rows: torch.Tensor,
+                cols: torch.Tensor, row_is_subject: torch.Tensor,
+                txt: torch.Tensor | None = None) -> torch.Tensor:
+        """Relation scores; ``proj`` is :meth:`project` (fused) or raw features ``[M, Dv]``;
+        ``txt`` is ``text_transform(text)`` when the caller has it."""
+        flag = row_is_subject[:, None, None]
+        b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
+        s = torch.where(flag[..., None], self.geometry(b_row, b_col),
+                        self.geometry(b_col, b_row))                   # [E, R, C, 5]
+        txt = self.text_transform(text) if txt is None else txt      # [E, J]
+        if isinstance(proj, torch.Tensor):
+            o_row, o_col = proj[rows][:, :, None, :], proj[cols][:, None, :, :]
+            o_row, o_col = torch.broadcast_tensors(o_row, o_col)
+            o_sub = torch.where(flag[..., None], o_row, o_col)
+            o_obj = torch.where(flag[..., None], o_col, o_row)
+            pre = self.vis_trf.fc1(self.pair_feature(o_sub, o_obj, s))
+        else:
+            a, b, na, nb, ga, gb = proj
+            g_spatial = self._g()[1]
+
+            def pick(x: torch.Tensor, y: torch.Tensor, idx: torch.Tensor,
+                     f: torch.Tensor) -> torch.Tensor:
+                f = f.reshape(f.shape[0], *([1] * (idx.dim() - 1 + x.dim() - 1)))
+                return torch.where(f, x[idx], y[idx])
+
+            sub_r, obj_c = pick(a, b, rows, row_is_subject), pick(b, a, cols, row_is_subject)
+            dot = torch.einsum("erd,ecd->erc", sub_r, obj_c)
+            n2 = (pick(na, nb, rows, row_is_subject)[:, :, None]
+                  + pick(nb, na, cols, row_is_subject)[:, None, :] + 2 * dot)
+            g = (pick(ga, gb, rows, row_is_subject)[:, :, None, :]
+                 + pick(gb, ga, cols, row_is_subject)[:, None, :, :])
+            vis = g / n2.clamp(min=0).sqrt().clamp(min=1e-12)[..., None]
+            sp = self.spatial_norm(self.W_l(s))
+            fc1 = self.vis_trf.fc1
+            pre = (vis + sp @ g_spatial.t() + fc1.weight @ self.W_f.bias + fc1.bias)
+        shape = pre.shape
+        vis = F.normalize(self.vis_trf.after_first(pre.reshape(-1, shape[-1])), dim=-1)
+        vis = vis.reshape(*shape[:-1], -1)                             # [E, R, C, J]
+        return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
+
+    def __repr__(self) -> str:
+        t, v, s, j = self.dims
+        return f"RelationSimBN(text={t}, vis={v}, spatial={s}, joint={j}, fused_pairs=True)"
