@@ -7,7 +7,9 @@ GITM-MR ``parse/{split}_graphs.pkl``
     padding ``<pad>`` and is skipped), ``adj_matrix[s, o]`` is the index of the
     relation phrase whose subject is entity ``s`` and object ``o`` (-1: none),
     and ``referent`` is the root entity.  The pickle is read with the restricted
-    unpickler :func:`rcrn.safe_pickle.load`.
+    unpickler :func:`rcrn.safe_pickle.load`.  Relations are listed by that spo
+    index, as the release indexes them (Compare, ``foil_pos``): relation ``j`` of
+    the graph is ``spo_phrase[j]`` when ``adj_matrix`` uses every phrase once.
 
 SGMN / Ref-Reasoning ``{split}_sg_seqs.json`` (with ``{split}_sgs.json``)
     ``seq_sg`` lists the graph's elements: ``type 'S'`` a lone entity (``seq``:
@@ -67,18 +69,19 @@ class ReaderError(ValueError):
 
 # ------------------------------------------------------------------ GITM-MR
 def read_vocabulary(path: str | Path) -> list[str]:
-    """Read a vocabulary file: one word a line, the line index is the word id."""
-    path = Path(path)
+    """Read a vocabulary file: one word a line, the line index is the word id.
+
+    The release's rule, shared with :meth:`rcrn.batching.Vocab.from_file`: lines are
+    stripped (UTF-8), line 0 must be ``<pad>`` and ``<unk>`` must be listed.
+    """
+    from rcrn.batching import Vocab  # here, so that importing parsers needs no torch
+
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
+        return Vocab.from_file(path).to_list()
+    except OSError as exc:
         raise ReaderError(f"{path}: cannot read the vocabulary ({exc})") from exc
-    if lines and lines[-1] == "":
-        lines.pop()
-    words = [w.strip() for w in lines]
-    if not words:
-        raise ReaderError(f"{path}: the vocabulary is empty")
-    return words
+    except ValueError as exc:
+        raise ReaderError(str(exc)) from exc
 
 
 def _ids(value: Any, where: str) -> list[int]:
@@ -143,6 +146,9 @@ def _gitm_graph(sent_id: str, rec: Any, vocab: Sequence[str], where: str, text: 
                 continue  # the same phrase stored in both directions
             used.add((s, o, k))
             edges.append((s, o, k))
+    # relation j is the phrase of the j-th spo index (as the release indexes relations
+    # and foil_pos); the sort is stable, so a phrase stored twice keeps row-major order
+    edges.sort(key=lambda e: e[2])
 
     tokens: list[str] = []
     entities = []
@@ -281,9 +287,7 @@ def write_gitm_parses(graphs: Mapping[str, LanguageGraph], path: str | Path,
     """Write ``{sent_id: graph}`` as a GITM-MR parse pickle (see :func:`gitm_record`)."""
     vocab = read_vocabulary(vocabulary) if isinstance(vocabulary, (str, Path)) \
         else list(vocabulary)
-    word_ids: dict[str, int] = {}
-    for i, w in enumerate(vocab):
-        word_ids.setdefault(w, i)
+    word_ids = {w: i for i, w in enumerate(vocab)}  # a repeated word keeps its last id
     records = {sid: gitm_record(g, word_ids) for sid, g in graphs.items()}
     Path(path).write_bytes(pickle.dumps(records, protocol=4))
 

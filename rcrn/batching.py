@@ -9,6 +9,7 @@ never walks a tree in Python.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -29,7 +30,16 @@ def normalize_token(token: str) -> str:
 
 
 class Vocab:
-    """Word-to-id mapping; id 0 is ``<pad>``, id 1 is ``<unk>``."""
+    """Word-to-id mapping; id 0 is ``<pad>``.
+
+    A vocabulary the toolkit builds (``Vocab(words)``, :meth:`build`) puts ``<unk>``
+    at id 1.  A vocabulary read from a file or a saved word list
+    (:meth:`from_file`, :meth:`from_list`) follows the GITM-MR release's word
+    mapper: a word's id is its line, a word listed twice keeps its last line,
+    ``<unk>`` must be listed (anywhere) and unknown tokens get its id.  Tokens
+    are lowercased before look-up (:func:`normalize_token`); the listed words are
+    kept as written.
+    """
 
     def __init__(self, words: Iterable[str] = ()) -> None:
         self.itos: list[str] = [PAD, UNK]
@@ -50,8 +60,14 @@ class Vocab:
     def __contains__(self, word: str) -> bool:
         return normalize_token(word) in self.stoi
 
+    @property
+    def unk_id(self) -> int:
+        """The id unknown tokens map to: that of ``<unk>``, wherever it is listed."""
+        return self.stoi[UNK]
+
     def encode(self, words: Sequence[str]) -> list[int]:
-        return [self.stoi.get(normalize_token(w), 1) for w in words]
+        unk = self.unk_id
+        return [self.stoi.get(normalize_token(w), unk) for w in words]
 
     @classmethod
     def build(cls, problems: Iterable[GroundingProblem], min_count: int = 1) -> Vocab:
@@ -62,32 +78,42 @@ class Vocab:
         return cls(sorted(w for w, c in counts.items() if c >= min_count))
 
     @classmethod
-    def from_file(cls, path: str) -> Vocab:
-        """One word per line, line index = id; line 0 must be ``<pad>``; ``<unk>`` is added."""
-        with open(path, encoding="utf-8") as f:
-            words = [line.rstrip("\n") for line in f]
-        vocab = cls()
-        vocab.itos, vocab.stoi = [], {}
-        for w in words:
-            if w in vocab.stoi:
-                raise ValueError(f"{path}: word {w!r} appears twice")
-            vocab.stoi[w] = len(vocab.itos)
-            vocab.itos.append(w)
-        if vocab.itos[:1] != [PAD]:
-            raise ValueError(f"{path}: line 1 must be {PAD!r}")
-        if UNK not in vocab.stoi:
-            vocab.stoi[UNK] = len(vocab.itos)
-            vocab.itos.append(UNK)
-        return vocab
+    def from_file(cls, path: str | os.PathLike[str]) -> Vocab:
+        """Read a vocabulary file as the GITM-MR release does.
+
+        Every line, stripped of surrounding white space (UTF-8), is a word and its
+        line number (from 0) the word's id.  Line 0 must be ``<pad>`` and ``<unk>``
+        must be listed; a word listed twice keeps its last line.
+
+        Raises:
+            OSError: the file cannot be opened.
+            ValueError: (naming the file) not UTF-8, no ``<pad>`` first, no ``<unk>``.
+        """
+        try:
+            with open(path, encoding="utf-8") as f:
+                words = [line.strip() for line in f.readlines()]
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: the vocabulary is not UTF-8 ({exc})") from None
+        return cls._listed(words, str(path))
 
     def to_list(self) -> list[str]:
         return list(self.itos)
 
     @classmethod
-    def from_list(cls, words: list[str]) -> Vocab:
+    def from_list(cls, words: Sequence[str]) -> Vocab:
+        """The vocabulary of a word list (index = id), as :meth:`from_file` reads one."""
+        return cls._listed([str(w) for w in words], "word list")
+
+    @classmethod
+    def _listed(cls, words: list[str], where: str) -> Vocab:
+        if not words or words[0] != PAD:
+            first = repr(words[0]) if words else "nothing (empty)"
+            raise ValueError(f"{where}: line 0 must be {PAD!r}, found {first}")
         vocab = cls()
         vocab.itos = list(words)
-        vocab.stoi = {w: i for i, w in enumerate(words)}
+        vocab.stoi = {w: i for i, w in enumerate(words)}  # a repeated word keeps its last id
+        if UNK not in vocab.stoi:
+            raise ValueError(f"{where}: no {UNK!r} word (unknown tokens need its id)")
         return vocab
 
 

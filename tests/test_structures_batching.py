@@ -132,3 +132,55 @@ def test_program_text_round_trip_and_errors():
                      ("(frobnicate)", "outputs")]:
         with pytest.raises(P.ProgramError, match=msg):
             P.parse(bad)
+
+
+# ------------------------------------------------------------- vocabulary files
+def write_vocab(tmp_path, lines, name="vocabulary_72700.txt"):
+    path = tmp_path / name
+    path.write_text("".join(f"{w}\n" for w in lines), encoding="utf-8")
+    return path
+
+
+def test_vocabulary_file_follows_the_release_word_mapper(tmp_path):
+    # the release: [w.strip() for w in lines]; {word: line}; get(w.lower(), ['<unk>'])
+    path = write_vocab(tmp_path, ["<pad>", "cup  ", "red", "\tplate", "<unk>", "cup", "Table"])
+    vocab = Vocab.from_file(path)
+    assert vocab.itos == ["<pad>", "cup", "red", "plate", "<unk>", "cup", "Table"]
+    assert len(vocab) == 7  # a line is an id, repeated words included
+    assert vocab.stoi["cup"] == 5  # a repeated word keeps its last line
+    assert vocab.stoi["plate"] == 3  # surrounding white space is stripped
+    assert vocab.unk_id == 4  # <unk> wherever it is listed
+    # tokens are lowercased before look-up; listed words are kept as written, so a
+    # capitalised entry is never reached
+    assert vocab.encode(["CUP", "Red", "plate", "saucer", "Table", "table"]) == [5, 2, 3, 4, 4, 4]
+    assert "Cup" in vocab and "saucer" not in vocab
+    # a saved word list (checkpoints) reads back the same way
+    again = Vocab.from_list(vocab.to_list())
+    assert again.stoi == vocab.stoi and again.unk_id == 4
+
+
+def test_vocabulary_file_errors_name_the_file(tmp_path):
+    no_unk = write_vocab(tmp_path, ["<pad>", "cup", "plate"], "no_unk.txt")
+    with pytest.raises(ValueError, match=r"no_unk\.txt: no '<unk>'"):
+        Vocab.from_file(no_unk)
+    no_pad = write_vocab(tmp_path, ["cup", "<pad>", "<unk>"], "no_pad.txt")
+    with pytest.raises(ValueError, match=r"no_pad\.txt: line 0 must be '<pad>', found 'cup'"):
+        Vocab.from_file(no_pad)
+    empty = write_vocab(tmp_path, [], "empty.txt")
+    with pytest.raises(ValueError, match=r"empty\.txt: line 0 must be '<pad>'"):
+        Vocab.from_file(empty)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("<pad>\n<unk>\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin\.txt: the vocabulary is not UTF-8"):
+        Vocab.from_file(latin)
+    with pytest.raises(ValueError, match=r"word list: no '<unk>'"):
+        Vocab.from_list(["<pad>", "cup"])
+
+
+def test_built_vocabularies_keep_unk_at_one():
+    vocab = Vocab(["Cup", "plate", "cup"])
+    assert vocab.itos == ["<pad>", "<unk>", "cup", "plate"] and vocab.unk_id == 1
+    assert vocab.encode(["the", "CUP"]) == [1, 2]
+    built = Vocab.build([random_problem(np.random.default_rng(0), 3, 4, 8)])
+    assert built.itos[:2] == ["<pad>", "<unk>"]
+    assert Vocab.from_list(built.to_list()).stoi == built.stoi

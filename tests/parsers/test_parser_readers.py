@@ -43,6 +43,37 @@ def test_read_vocabulary(vocab_file):
     assert read_vocabulary(vocab_file) == VOCAB
 
 
+def test_read_vocabulary_follows_the_release_rule_as_vocab_does(tmp_path):
+    from rcrn.batching import Vocab
+
+    path = tmp_path / "vocabulary_72700.txt"
+    # trailing spaces stripped, <unk> in the middle, "cup" twice (its last line is its id)
+    path.write_text("<pad>\ncup \nplate\n<unk>\ncup\n", encoding="utf-8")
+    assert read_vocabulary(path) == ["<pad>", "cup", "plate", "<unk>", "cup"]
+    assert read_vocabulary(path) == Vocab.from_file(path).to_list()
+    records = {"1": {"entity_phrase_list": [[1], [2, 0]], "spo_phrase": [[4, 3]],
+                     "adj_matrix": [[-1, 0], [-1, -1]], "referent": 0}}
+    parses = tmp_path / "graphs.pkl"
+    parses.write_bytes(pickle.dumps(records))
+    g = read_gitm_parses(parses, path)["1"]
+    assert g.tokens == ["cup", "plate", "cup", "<unk>"]  # a word id is a line
+    g = RuleParser().parse("the cup on the table")
+    write_gitm_parses({"2": g}, tmp_path / "out.pkl", path)
+    rec = pickle.loads((tmp_path / "out.pkl").read_bytes())["2"]
+    assert rec["entity_phrase_list"] == [[3, 4], [3, 3]]  # the last "cup"; unknown -> <unk>
+    for lines, message in ((["<pad>", "cup"], r"no_unk\.txt: no '<unk>'"),
+                           (["cup", "<pad>", "<unk>"],
+                            r"no_pad\.txt: line 0 must be '<pad>', found 'cup'")):
+        bad = tmp_path / ("no_unk.txt" if "<unk>" not in lines else "no_pad.txt")
+        bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(ReaderError, match=message):
+            read_vocabulary(bad)
+        with pytest.raises(ReaderError, match=message):
+            read_gitm_parses(parses, bad)
+    with pytest.raises(ReaderError, match=r"missing\.txt: cannot read the vocabulary"):
+        read_vocabulary(tmp_path / "missing.txt")
+
+
 def test_gitm_round_trip_of_parsed_graphs(tmp_path, vocab_file):
     parser = RuleParser()
     graphs = {"101": parser.parse("the cup to the left of the plate that is on the table"),
@@ -93,6 +124,29 @@ def test_gitm_pickle_written_by_hand_with_numpy_and_padding(tmp_path, vocab_file
     assert g.tokens == ["the", "man", "a", "hat", "wearing"]
     assert triples(g) == [("the man", "wearing", "a hat")]
     assert g.relations[0].span == (4, 5)
+
+
+def test_gitm_relations_follow_their_spo_index(tmp_path):
+    # spo 0 joins plate -> table, spo 1 cup -> plate: a row-major scan of adj_matrix
+    # meets phrase 1 first, but relation j is spo_phrase[j], as the release indexes
+    # relations (and foil_pos)
+    records = {"5": {"entity_phrase_list": [ids("the cup"), ids("the plate"), ids("the table")],
+                     "spo_phrase": [ids("on"), ids("to the left of")],
+                     "adj_matrix": np.array([[-1, 1, -1], [-1, -1, 0], [-1, -1, -1]]),
+                     "parent_matrix": np.zeros((3, 3), dtype=int), "referent": 0}}
+    path = tmp_path / "val_foil_rel_graphs.pkl"
+    path.write_bytes(pickle.dumps(records))
+    g = read_gitm_parses(path, VOCAB)["5"]
+    assert [(r.subject, r.object, r.text) for r in g.relations] == [
+        (1, 2, "on"), (0, 1, "to the left of")]
+    # relation words follow in relation order after the entity words
+    assert g.tokens[6:] == ["on", "to", "the", "left", "of"]
+    assert all(g.span_text(r.span) == r.text for r in g.relations)
+    # written back, every relation keeps its index as its spo index
+    write_gitm_parses({"5": g}, tmp_path / "again.pkl", VOCAB)
+    again = pickle.loads((tmp_path / "again.pkl").read_bytes())["5"]
+    assert again["adj_matrix"].tolist() == records["5"]["adj_matrix"].tolist()
+    assert again["spo_phrase"] == records["5"]["spo_phrase"]
 
 
 def test_gitm_errors_name_file_and_record(tmp_path):
