@@ -27,7 +27,10 @@ Forms:
     ``(and P ...)``                          And -> match probability of every graph
     ``(and_edges P_up P_down)``              EdgeAnd: the minimum over relations of
                                              max(parent's P_up, child's P_down)
-    ``(compare P_up [P_down])``              Compare along every edge (Eq. 8)
+    ``(compare P ...)``                      Compare along every edge (Eq. 8): a
+                                             confidence of a bottom-up pass scores
+                                             parent - child, one of a top-down pass
+                                             child - parent; the scores add up
     ``(outputs (ground X) (match P) (mismatch D))``  the readout (any subset)
 
 Gate modes: ``full`` (paper), ``lang`` (no context in β), ``ctx`` (no language
@@ -42,7 +45,8 @@ from typing import Any
 
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
            "and_edges",
-           "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "ProgramError", "validate",
+           "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError",
+           "validate", "direction",
            "gate_specs"]
 
 Expr = tuple | str | int
@@ -253,7 +257,7 @@ def _check(expr: Any) -> str:
             _expect(e, "conf", expr)
     elif head == "compare":
         if len(expr) not in (2, 3):
-            raise ProgramError(f"(compare P_up [P_down]) takes 1 or 2 confidences: "
+            raise ProgramError(f"(compare P [P]) takes 1 or 2 confidences: "
                                f"{to_text(expr)}")
         for e in expr[1:]:
             _expect(e, "conf", expr)
@@ -286,10 +290,21 @@ def gate_specs(expr: Any) -> dict[str, tuple[str, str]]:
     return specs
 
 
-def _rcrn(gate: str = "full", top_down: bool = True, edge_and: bool = False) -> tuple:
+def direction(conf: Any) -> str:
+    """``"down"`` for a confidence read from a top-down propagation, else ``"up"``:
+    Compare scores such a confidence child - parent (the child receives the message)."""
+    e = conf[1] if isinstance(conf, tuple) and conf[:1] == ("classify",) else conf
+    while isinstance(e, tuple) and e[:1] == ("select",):
+        e = e[2]
+    return "down" if isinstance(e, tuple) and e[:2] == ("propagate", "down") else "up"
+
+
+def _rcrn(gate: str = "full", top_down: bool = True, bottom_up: bool = True,
+          edge_and: bool = False) -> tuple:
     m = select(5, local(gate))
-    up = classify(propagate("up", m, "match_up", gate))
-    confs = [up]
+    confs = []
+    if bottom_up:
+        confs.append(classify(propagate("up", m, "match_up", gate)))
     if top_down:
         confs.append(classify(propagate("down", m, "match_down", gate)))
     return outputs(ground=propagate("up", local(gate), "ground_up", gate),
@@ -302,11 +317,35 @@ RCRN_PROGRAM: tuple = _rcrn()
 
 ABLATIONS: dict[str, tuple] = {
     "rcrn": RCRN_PROGRAM,
-    "no_top_down": _rcrn(top_down=False),
+    "no_bi_mp": _rcrn(bottom_up=False),
     "const_beta": _rcrn(gate="const"),
     "no_context_in_beta": _rcrn(gate="lang"),
+    "no_top_down": _rcrn(top_down=False),
     "no_language_in_beta": _rcrn(gate="ctx"),
     "edge_and": _rcrn(edge_and=True),
 }
-"""Paper Table 3 ablations as programs, and ``edge_and``: RCRN whose match readout is
-``(and_edges P_up P_down)`` instead of And over every node."""
+"""Named programs: the paper's Table 3 ablations (see ``TABLE3``) and the toolkit's
+own: ``no_top_down`` (matching from the bottom-up pass alone), ``no_language_in_beta``
+(β from the belief context alone) and ``edge_and`` (RCRN whose match readout is
+``(and_edges P_up P_down)`` instead of And over every node)."""
+
+TABLE3: dict[str, dict[str, Any]] = {
+    "vlp_without_mp": {"arch": "cross_encoder", "vlp": True,
+                       "row": "- / - / - / VLP (w/o MP): UNITER's 6 layers and its heads "
+                              "(model.arch: cross_encoder, not a program)"},
+    "const_beta": {"program": "const_beta", "vlp": True,
+                   "row": "- / - / Bi-MP / VLP: constant β"},
+    "lang_beta": {"program": "no_context_in_beta", "vlp": True,
+                  "row": "Langβ / - / Bi-MP / VLP: β from the phrase state alone"},
+    "no_bi_mp": {"program": "no_bi_mp", "vlp": True,
+                 "row": "Langβ / Ctxβ / - / VLP: matching from one propagation, root to "
+                        "leaves (the top-down pass)"},
+    "rcrn_t": {"program": "rcrn", "vlp": False,
+               "row": "Langβ / Ctxβ / Bi-MP / -: RCRN-T (rcrn/configs/official.yaml)"},
+    "rcrn": {"program": "rcrn", "vlp": True,
+             "row": "Langβ / Ctxβ / Bi-MP / VLP: the full model"},
+}
+"""The rows of the paper's Table 3 (Langβ / Ctxβ / Bi-MP / VLP): the program each runs
+and whether it needs the vision-language front end (``vlp``: the paper's 6 UNITER
+layers, which the toolkit cannot initialise from UNITER's weights yet; ``vl_layers:
+6`` gives the architecture, trained from scratch)."""

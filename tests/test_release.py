@@ -205,3 +205,25 @@ def test_official_preset_trains_and_its_gates_see_no_phrase_gradient(phrase_grad
     loss = model_loss(model, LossConfig(reg="release"))(out, batch)
     loss["loss"].backward()
     assert model.ground_scale.grad is not None and model.ground_scale.grad != 0
+
+
+def test_table3_rows_are_named_programs_and_top_down_compare_has_its_sign():
+    from rcrn import programs as P
+
+    for name, row in P.TABLE3.items():
+        if "program" in row:
+            P.parse(P.to_text(P.ABLATIONS[row["program"]]))
+    td = P.ABLATIONS["no_bi_mp"]
+    parts = dict(td[1:])
+    # matching reads the top-down pass only
+    assert [P.direction(c) for c in parts["match"][1:]] == ["down"]
+    rng = np.random.default_rng(1)
+    probs = [random_problem(rng, 3, 6, 7, shape="chain") for _ in range(3)]
+    vocab = Vocab.build(probs)
+    model = RCRN(small_official(program=P.to_text(td)), len(vocab)).eval()
+    batch = collate(probs, vocab)
+    out = model(batch)
+    conf = out.values[P.to_text(parts["match"][1])]
+    parent, child = batch.edge_index
+    # a top-down pass: the child receives the relation's message, so child - parent
+    assert torch.allclose(out.edge_scores, conf[child] - conf[parent])

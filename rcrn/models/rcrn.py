@@ -527,11 +527,9 @@ class RCRN(nn.Module):
             b = enc.batch
             value = self.and_edges(up, down, b.edge_index, b.node_batch, b.root)
         elif head == "compare":
-            confs = [self._eval(e, enc, cache) for e in expr[1:]]
             ei = enc.batch.edge_index
-            value = self.compare_up(confs[0], ei)
-            if len(confs) == 2:
-                value = value + self.compare_down(confs[1], ei)
+            value = sum((self.compare_down if P.direction(e) == "down" else self.compare_up)(
+                self._eval(e, enc, cache), ei) for e in expr[1:])
         else:
             raise P.ProgramError(f"cannot evaluate {P.to_text(expr)}")
         cache[expr] = value
