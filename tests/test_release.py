@@ -210,7 +210,7 @@ def test_official_preset_trains_and_its_gates_see_no_phrase_gradient(phrase_grad
 def test_table3_rows_are_named_programs_and_top_down_compare_has_its_sign():
     from rcrn import programs as P
 
-    for name, row in P.TABLE3.items():
+    for row in P.TABLE3.values():
         if "program" in row:
             P.parse(P.to_text(P.ABLATIONS[row["program"]]))
     td = P.ABLATIONS["no_bi_mp"]
