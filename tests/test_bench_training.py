@@ -32,11 +32,15 @@ TINY = dict(dims=["synthetic"], batches=[2], proposals=[6], nodes=[2, 3], min_ti
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_training_rows_have_the_fields(device):
-    rows = list(bench_training(device=device, **TINY))
+    peak, *rows = list(bench_training(device=device, **TINY))
+    assert peak["matmul_2048_flops_per_s"] > 0 and peak["device"] == device
     assert [(r["batch"], r["proposals"], r["nodes"]) for r in rows] == [(2, 6, 2), (2, 6, 3)]
     for r in rows:
         assert "error" not in r, r
         assert TIMING <= set(r)
+        assert r["flops_per_step"] > 0
+        assert r["fraction_of_matmul_peak"] == pytest.approx(
+            r["flops_per_step"] / (r["step_ms"] / 1000) / peak["matmul_2048_flops_per_s"])
         assert r["samples_per_s"] > 0 and r["steps_timed"] == 1
         assert np.isfinite(r["loss"])
         assert r["peak_memory_mb"] >= r["base_memory_mb"] > 0
@@ -49,7 +53,7 @@ def test_training_rows_have_the_fields(device):
 
 
 def test_bf16_autocast_row():
-    rows = list(bench_training(amp="bf16", **dict(TINY, nodes=[3])))
+    rows = list(bench_training(amp="bf16", **dict(TINY, nodes=[3])))[1:]
     assert len(rows) == 1 and "error" not in rows[0], rows[0]
     assert rows[0]["amp"] == "bf16" and rows[0]["samples_per_s"] > 0
     assert "LSTM" in rows[0].get("notes", "")
@@ -70,7 +74,7 @@ def test_cli_writes_rows_and_markdown(tmp_path, capsys):
     assert main(["bench", "training", "--quick", "--batch", "2", "--proposals", "5",
                  "--nodes", "2", "--min-time", "0", "--max-iters", "1",
                  "--markdown", str(md)]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
     assert len(rows) == 1 and rows[0]["batch"] == 2 and rows[0]["proposals"] == 5
     assert md.exists() and "# Training speed" in md.read_text()
     assert main(["bench", "training", "--dims", "nope"]) == 2

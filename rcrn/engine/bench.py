@@ -43,7 +43,8 @@ __all__ = ["bench_propagation", "bench_training", "bench_pipeline", "training_ma
            "pipeline_markdown", "measure_training_step", "write_random_store", "matmul_flops",
            "PeakMemory"]
 
-DIMS = {"synthetic": RCRNConfig(), "paper": RCRNConfig.paper()}
+DIMS = {"synthetic": RCRNConfig(), "paper": RCRNConfig.paper(),
+        "official": RCRNConfig.official()}
 
 
 def _sync(device: torch.device) -> None:
@@ -337,7 +338,8 @@ def measure_training_step(model: RCRN, batch: Any, device: torch.device, amp: st
 
 
 def _training_row(dim: str, B: int, N: int, V: int, amp: str, min_time: float,
-                  max_iters: int, seed: int, dev: torch.device) -> dict[str, Any]:
+                  max_iters: int, seed: int, dev: torch.device,
+                  peak: float | None = None) -> dict[str, Any]:
     cfg = DIMS[dim]
     row: dict[str, Any] = {"bench": "training", "dims": dim, "device": str(dev), "amp": amp,
                            "batch": B, "proposals": N, "nodes": V, "k": cfg.k,
@@ -352,6 +354,11 @@ def _training_row(dim: str, B: int, N: int, V: int, amp: str, min_time: float,
     try:
         row.update(measure_training_step(model, batch, dev, amp, min_time=min_time,
                                          max_iters=max_iters))
+        if peak and amp == "none":
+            flops = _flops(model, batch)   # forward + loss + backward
+            row["flops_per_step"] = flops
+            row["achieved_flops_per_s"] = flops / (row["step_ms"] / 1000)
+            row["fraction_of_matmul_peak"] = row["achieved_flops_per_s"] / peak
     except (RuntimeError, ValueError, TypeError) as exc:  # e.g. an op without bf16 kernel
         row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     finally:
@@ -376,9 +383,13 @@ def bench_training(quick: bool = False, dims: list[str] | None = None,
     (entities per tree; random trees of ``rcrn.testing.random_problem``),
     ``samples_per_s`` (expressions per second, from the median step), ``step_ms``
     (median), ``step_ms_mean``, ``steps_timed``, the :class:`PeakMemory` fields,
-    ``params`` and the last ``loss``; a row whose step failed holds ``error``
-    instead of the timings.
+    ``params`` and the last ``loss``, and without autocast ``flops_per_step``,
+    ``achieved_flops_per_s`` and ``fraction_of_matmul_peak`` (against the first row
+    of every device: the FLOP/s of a 2048 x 2048 float32 matmul); a row whose step
+    failed holds ``error`` instead of the timings.
 
+    Dimension sets (``dims``): ``synthetic``, ``paper`` (the paper's sizes, the
+    toolkit's layers) and ``official`` (``RCRNConfig.official()``).
     Defaults: synthetic and paper dimensions, batches 16 and 64, proposals 36, 100
     and 126, trees of 2, 4, 8 and 16 nodes, no autocast; ``quick`` runs a small
     synthetic grid for a smoke test.  ``device`` is one device, a list, or a
@@ -402,13 +413,16 @@ def bench_training(quick: bool = False, dims: list[str] | None = None,
         if dim not in DIMS:
             raise ValueError(f"unknown dimension set {dim!r}; choose from {sorted(DIMS)}")
     for dev in devices:
+        peak = matmul_flops(device=dev)
+        yield {"bench": "training", "matmul_2048_flops_per_s": peak,
+               "threads": torch.get_num_threads(), "device": str(dev)}
         for dim in dims or ["synthetic", "paper"]:
             for a in amps:
                 for B in batches or [16, 64]:
                     for N in proposals or [36, 100, 126]:
                         for V in nodes or [2, 4, 8, 16]:
                             yield _training_row(dim, B, N, V, a, min_time, max_iters, seed,
-                                                dev)
+                                                dev, peak)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -615,8 +615,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                               "pipeline.md")
     p.add_argument("what", choices=["propagation", "training", "pipeline"])
     p.add_argument("--quick", action="store_true", help="a small grid for a smoke run")
-    p.add_argument("--dims", nargs="*", default=None,
-                   help="dimension sets: synthetic, paper (default: both)")
+    p.add_argument("--dims", "--preset", nargs="*", default=None,
+                   help="model presets: synthetic, paper (the paper's sizes), official "
+                        "(RCRNConfig.official()) (default: synthetic and paper)")
     p.add_argument("--batch", nargs="*", type=int, default=None,
                    help="batch sizes (default 16 64; pipeline: the first, default 64)")
     p.add_argument("--proposals", nargs="*", type=int, default=None,
