@@ -107,6 +107,7 @@ def test_converted_weights_land_where_the_release_uses_them(tmp_path):
     convert_checkpoint(tmp_path / "model_final.pth", tmp_path / "vocab.txt", tmp_path / "ours.pt")
     model, vocab, config, _ = load_checkpoint(tmp_path / "ours.pt")
     assert config["model"]["layers"] == "release" and vocab.unk_id == 31
+    assert config["data"]["benchmark"] == "gitm_mr" and "region_encoder" not in config
     rel = {k[len(HEAD_PREFIX):]: v for k, v in state["model"].items()}
     sd = model.state_dict()
     assert torch.equal(sd["words.embedding.weight"], rel["rnn_encoder.embedding.weight"][:32])

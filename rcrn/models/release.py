@@ -257,6 +257,7 @@ def convert_checkpoint(checkpoint: str | Path, vocab_file: str | Path, out: str 
     configs = Path(__file__).resolve().parent.parent / "configs"
     config = read_yaml(configs / "official.yaml")
     config["model"] = model_cfg
+    config.pop("region_encoder", None)   # the release reads precomputed region features
     config["data"] = dict(data if data is not None else read_yaml(configs / "gitm_mr.yaml")["data"])
     model = build_model(config, vocab, pretrained_words=False)
     model.load_state_dict(weights)
