@@ -1,234 +1,629 @@
-"""A plain per-tree, per-node reference implementation of RCRN.
+"""An independent per-tree, per-node reference implementation of RCRN, and test data.
 
-It runs the same parameters as ``rcrn.models.RCRN`` one item at a time,
-walking each tree recursively, scoring every (box, box) pair through the full
-pair feature ``r^o = [W_l s, W_e [o_k, o_l]]`` (no per-box fusion), with its
-own top-K and F_norm.  The test suite uses it as the oracle for the batched
-model and ``scripts/bench_propagation.py`` as the baseline it is measured
-against.  It covers the RCRN program and its Table 3 ablations (gate modes,
-no top-down pass).
+:func:`reference_forward` is the oracle of the batched model (``tests/test_propagation.py``)
+and the baseline ``rcrn bench propagation`` measures it against.  It shares no code
+with the model: it reads every parameter by name from ``model.state_dict()`` and
+computes every primitive from its equation (the docstrings of ``rcrn.models.rcrn``,
+``rcrn.nn`` and ``rcrn.encoders`` state them), one problem at a time, walking each
+tree with plain Python loops over nodes and edges (tensors run over one node's
+boxes only).  In particular it writes out
+
+* the word embedding look-up, the BiLSTM step equations (gates ``i, f, g, o`` from
+  ``weight_ih / weight_hh / bias_ih / bias_hh``) and both phrase attentions
+  (``"projected"``: scores and pooled features from ``[w_t, h_t]``, then a Linear;
+  ``"release"``: scores from ``h_t``, attended word vectors);
+* Entity Sim of both layer families (``"plain"``: Linear-ReLU-Linear transforms;
+  ``"release"``: NormalizeScale, the location branch's Linear, BatchNorm MLPs in
+  evaluation form, the vector similarity's ``l2norm``);
+* Relation Sim in its per-pair form: every (subject, object) pair's features are
+  concatenated and go through ``W_e`` (and, with the release's layers,
+  NormalizeScale, ``W_f``), with the pair geometry ``s`` (and ``relation_diff`` /
+  ``relation_gaps``); the model's per-box fusion is therefore checked too;
+* the location feature (``boxes="inclusive"``: sizes ``x2 - x1 + 1`` pixels), GateSum
+  with its signed F_norm (and the release's padding: the divisor is at least
+  ``sum β`` while an image has fewer boxes than ``release_slots``; ``belief_floor``),
+  the β gates of every mode, Select, Aggregate (``eps``; ``message_reduce``;
+  ``message_norm="max"``: the values a sender sends over the largest of them; context
+  boxes by the sender's ``"local"`` or ``"propagated"`` belief, values propagated),
+  GateProd, Classify (``classify_log``; the release's BatchNorm readout and learned
+  pad value; the ``1e-6`` floor of the nodes a propagation updated when
+  ``release_slots > 0``), And, EdgeAnd, Compare, Locate, and both box-regression
+  heads with the delta decoding (``rcrn.boxes``' Faster R-CNN form).
+
+It evaluates any program of ``rcrn.programs`` (the gate names come from the program)
+by walking its expression tree per problem; Compare scores a confidence of a top-down
+pass child - parent.  The model is taken in evaluation form: Dropout is the identity
+and BatchNorm uses its running statistics (the toolkit's layers have neither by
+default, so the benchmark's training-mode models give the same result).  The outputs
+are differentiable in the parameters (``state_dict(keep_vars=True)``).  Not covered:
+vision-language layers (``vl_layers > 0``) and pixel region encoders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
+from rcrn import programs as P
 from rcrn.batching import Vocab
-from rcrn.boxes import decode_deltas
-from rcrn.encoders import location_feature
-from rcrn.models.rcrn import RCRN
 from rcrn.structures import GroundingProblem
 
-__all__ = ["reference_forward"]
+__all__ = ["reference_forward", "random_problem", "learnable_problems"]
+
+#: BatchNorm's epsilon (PyTorch's default, which every BatchNorm1d of the model keeps)
+_BN_EPS = 1e-5
+#: largest scaled log-size delta of the box decoding (``rcrn.boxes.DELTA_CLAMP``)
+_DELTA_CLAMP = math.log(1000.0 / 16)
+#: the floor Classify reads an updated node's beliefs with under ``release_slots``
+_CLASSIFY_FLOOR = 1e-6
 
 
-def _norm(x: torch.Tensor, signed: bool = False) -> torch.Tensor:
-    peak = x.abs().max() if x.numel() else x.new_zeros(())
-    if peak > 1:
-        x = x / peak
-    return (x + 1) / 2 if signed else x
-
-
-def _top(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    values, index = torch.sort(x, descending=True)
-    return values[:k], index[:k]
-
-
-def _padded(values: torch.Tensor, k: int) -> torch.Tensor:
-    return torch.cat([values[:k], values.new_zeros(max(0, k - len(values)))])
-
-
-def _select_k(expr: Any) -> int:
-    """K of the program's (select K X) (the matching branch's pruning)."""
-    if isinstance(expr, tuple):
-        if expr[:1] == ("select",):
-            return int(expr[1])
-        for e in expr[1:]:
-            k = _select_k(e)
-            if k:
-                return k
-    return 0
-
-
-def _gate_mode(model: RCRN, name: str) -> Any:
-    return model.gates[name].gate
-
-
-def reference_forward(model: RCRN, problems: Sequence[GroundingProblem],
+def reference_forward(model: torch.nn.Module, problems: Sequence[GroundingProblem],
                       vocab: Vocab) -> list[dict[str, Any]]:
-    """Run ``model``'s parameters on each problem alone with plain loops.
+    """Run ``model``'s parameters on each problem alone, with plain loops.
 
-    Returns, per problem: ``match_prob``, ``ground_belief`` ``[n]``,
-    ``ground_index``, ``box``, ``edge_scores`` (by relation index),
-    ``mismatch_index``, and per node ``local``, ``ground_up``, ``match_up``,
-    ``match_down`` beliefs, ``p_up``, ``p_down``.
+    Returns, per problem, a dict with
+
+    * ``match_prob`` (a 0-d tensor, ``None`` without a match readout) and
+      ``match_logit`` (with ``confidences="logits"``, else ``None``);
+    * ``ground_belief`` ``[n]`` (the root's belief of the ground readout, by proposal),
+      ``ground_index`` (-1 without proposals), ``box`` ``[4]`` pixels and ``deltas``
+      ``[4]`` (``None`` without proposals; zero deltas without regression);
+    * ``edge_scores`` ``[num_relations]`` by relation index and ``mismatch_index``
+      (-1 without relations; both ``None`` without a mismatch readout);
+    * ``values``: every evaluated sub-expression by its text
+      (``rcrn.programs.to_text``): a belief is ``{"slots": [per node list of
+      proposal indices], "values": [per node tensor], "updated": [per node bool]}``,
+      a confidence a ``[num_entities]`` tensor (logits with ``confidences="logits"``),
+      an And a 0-d tensor, a Compare a ``[num_relations]`` tensor;
+    * for the RCRN program family: ``local`` (per node ``[n]``), ``ground_up`` (per
+      node beliefs of the ground readout), ``match_up`` / ``match_down`` (per node
+      beliefs of the propagations of those names, ``[]`` when absent),
+      ``match_slots`` (per node proposal indices of the first ``select``), ``p_up`` /
+      ``p_down`` (per node probabilities of the readout's first / second Classify;
+      ``p_down`` is ``p_up`` with a single one).
     """
-    return [_one(model, p, vocab) for p in problems]
-
-
-def _encode(model: RCRN, words: list[str], vocab: Vocab) -> tuple[torch.Tensor, dict]:
-    ids = torch.tensor([vocab.encode(words) or [0]])
-    device = next(model.parameters()).device
-    ids = ids.to(device)
-    state, heads = model.phrases(model.words(ids), torch.tensor([ids.shape[1]]))
-    return state[0], {k: v[0] for k, v in heads.items()}
-
-
-def _one(model: RCRN, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]:
     cfg = model.config
-    K = cfg.k
-    gates = set(model.gates.keys())
-    local_name = next(n for n in gates if n.startswith("local_"))
-    top_down = "match_down" in gates
-    param = next(model.parameters())
-    graph = problem.graph
-    n = len(problem.proposals)
-    W, H = problem.proposals.image_size
-    boxes_px = torch.as_tensor(problem.proposals.boxes, dtype=param.dtype, device=param.device)
-    boxes = boxes_px / torch.tensor([W, H, W, H], dtype=param.dtype, device=param.device)
-    feats = torch.as_tensor(problem.proposals.features, dtype=param.dtype, device=param.device)
-    loc = location_feature(boxes)
+    if getattr(cfg, "vl_layers", 0):
+        raise NotImplementedError("reference_forward does not cover vision-language layers")
+    if getattr(model, "region_encoder", None) is not None:
+        raise NotImplementedError("reference_forward reads the problems' region features; "
+                                  "it does not cover pixel region encoders")
+    oracle = _Oracle(model.state_dict(keep_vars=True), cfg)
+    return [oracle.run(p, vocab) for p in problems]
 
-    # phrases
-    h, app, pos = [], [], []
-    for i in range(graph.num_entities):
-        state, heads = _encode(model, graph.entity_tokens(i), vocab)
-        h.append(state)
-        app.append(heads["app"])
-        pos.append(heads["pos"])
-    rel = [_encode(model, graph.spo_tokens(k), vocab)[1]["spo"]
-           for k in range(graph.num_relations)]
 
-    # local correspondences: Sim + GateSum
-    b_loc, ctx = [], []
-    for i in range(graph.num_entities):
-        x, y = model.app_sim.transform(app[i], feats)
-        b_app = torch.stack([model.app_sim.score(x, y[j]) for j in range(n)]) if n else y[:0, 0]
-        x, y = model.pos_sim.transform(pos[i], loc)
-        b_pos = torch.stack([model.pos_sim.score(x, y[j]) for j in range(n)]) if n else y[:0, 0]
-        c = torch.cat([_padded(_top(b_app.detach(), K)[0], K),
-                       _padded(_top(b_pos.detach(), K)[0], K)])
-        beta = _gate_mode(model, local_name)(h[i][None], c[None])[0]
-        b_loc.append(_norm(beta[0] * b_app + beta[1] * b_pos, signed=True))
-        ctx.append(c)
+# ------------------------------------------------------------------------- helpers
+def _unit(x: torch.Tensor) -> torch.Tensor:
+    """``x / max(||x||, 1e-12)`` over the last axis."""
+    return x / x.norm(dim=-1, keepdim=True).clamp(min=1e-12)
 
-    children: dict[int, list[tuple[int, int]]] = {i: [] for i in range(graph.num_entities)}
-    for parent, child, k in graph.tree_edges():
-        children[parent].append((child, k))
 
-    def relation(k: int, row_boxes: list[int], col_boxes: list[int], row_is_subject: bool
-                 ) -> torch.Tensor:
-        txt = model.rel_sim.text_transform(rel[k])
-        A = torch.zeros(len(row_boxes), len(col_boxes), dtype=param.dtype, device=param.device)
-        for a, r in enumerate(row_boxes):
-            for b, c in enumerate(col_boxes):
-                s, o = (r, c) if row_is_subject else (c, r)
-                pair = model.rel_sim.pair_feature(feats[s], feats[o],
-                                                  model.rel_sim.geometry(boxes[s], boxes[o]))
-                A[a, b] = F.relu(torch.dot(model.rel_sim.visual_transform(pair), txt))
-        return A
+def _l2norm(x: torch.Tensor) -> torch.Tensor:
+    """``x / (sqrt(sum x^2 + 1e-8) + 1e-8)`` (SGRAF's ``l2norm``)."""
+    return x / (((x * x).sum(-1, keepdim=True) + 1e-8).sqrt() + 1e-8)
 
-    def sent(val: torch.Tensor) -> torch.Tensor:
-        """What a context node sends: its top-K beliefs, over their largest with
-        message_norm="max"."""
-        if cfg.message_norm == "max" and len(val):
-            return val / val.max().clamp(min=1e-12)
-        return val
 
-    def update(name: str, i: int, local: torch.Tensor, log_agg: torch.Tensor) -> torch.Tensor:
-        beta = _gate_mode(model, name)(h[i][None], ctx[i][None])[0, 0]
-        return _norm(local * torch.exp(beta * log_agg))
+def _order(values: torch.Tensor) -> list[int]:
+    """Positions of ``values`` from the largest to the smallest."""
+    vals = values.tolist()
+    return sorted(range(len(vals)), key=lambda j: -vals[j])
 
-    def up(name: str, i: int, slots: dict[int, list[int]], local: dict[int, torch.Tensor],
-           out: dict[int, torch.Tensor]) -> torch.Tensor:
-        if not children[i]:
-            out[i] = local[i]
-            return out[i]
-        msgs = []
-        for c, k in children[i]:
-            bc = up(name, c, slots, local, out)
-            val, idx = _top(bc, K)
-            A = relation(k, slots[i], [slots[c][j] for j in idx.tolist()],
-                         graph.relations[k].subject == i)
-            msgs.append(torch.log(A @ sent(val) + cfg.eps))
-        stacked = torch.stack(msgs)
-        reduce = cfg.message_reduce.get(name, "sum")
-        log_agg = (stacked.amin(0) if reduce == "min" else
-                   stacked.mean(0) if reduce == "mean" else stacked.sum(0))
-        out[i] = update(name, i, local[i], log_agg)
-        return out[i]
 
-    def down(name: str, i: int, slots: dict[int, list[int]], local: dict[int, torch.Tensor],
-             out: dict[int, torch.Tensor]) -> None:
-        if i == graph.root:
-            out[i] = local[i]
-        for c, k in children[i]:
-            val, idx = _top(out[i], K)
-            A = relation(k, slots[c], [slots[i][j] for j in idx.tolist()],
-                         graph.relations[k].subject == c)
-            out[c] = update(name, c, local[c], torch.log(A @ sent(val) + cfg.eps))
-            down(name, c, slots, local, out)
+def _first_max(values: torch.Tensor) -> int:
+    vals = values.tolist()
+    best = 0
+    for j, v in enumerate(vals):
+        if v > vals[best]:
+            best = j
+    return best
 
-    nodes = range(graph.num_entities)
-    all_slots = {i: list(range(n)) for i in nodes}
-    g_up: dict[int, torch.Tensor] = {}
-    up("ground_up", graph.root, all_slots, dict(enumerate(b_loc)), g_up)
 
-    m_slots, m_local = {}, {}
-    for i in nodes:
-        val, idx = _top(b_loc[i], _select_k(model.program))
-        m_slots[i], m_local[i] = idx.tolist(), val
-    m_up: dict[int, torch.Tensor] = {}
-    up("match_up", graph.root, m_slots, m_local, m_up)
-    m_down: dict[int, torch.Tensor] = {}
-    if top_down:
-        down("match_down", graph.root, m_slots, m_local, m_down)
+def _first_min(values: torch.Tensor) -> int:
+    vals = values.tolist()
+    best = 0
+    for j, v in enumerate(vals):
+        if v < vals[best]:
+            best = j
+    return best
 
-    def classify(b: torch.Tensor) -> torch.Tensor:
-        top = _padded(torch.sort(b, descending=True)[0], K)
-        if model.config.classify_log:
-            top = torch.log(top + model.config.eps)
-        return torch.sigmoid(model.classify.mlp(top))[0]
 
-    p_up = [classify(m_up[i]) for i in nodes]
-    p_down = [classify(m_down[i]) for i in nodes] if top_down else p_up
-    if dict(model.program[1:])["match"][0] == "and_edges":
-        edges = list(graph.tree_edges())
-        match = (min(max(p_up[a], p_down[b]) for a, b, _ in edges) if edges
-                 else min(p_up[graph.root], p_down[graph.root]))
-    else:
-        match = min(min(a, b) for a, b in zip(p_up, p_down))
-    scores = torch.zeros(graph.num_relations, dtype=param.dtype, device=param.device)
-    for parent, child, k in graph.tree_edges():
-        d = p_up[parent] - p_up[child]
-        if top_down:
-            d = d + (p_down[child] - p_down[parent])
-        scores[k] = d
-    root = g_up[graph.root]
-    g_idx = int(root.argmax()) if n else -1
-    box = None
-    if n:
-        proposal = boxes_px[g_idx]
-        if model.regress is not None:
-            glob = (torch.stack(rel).mean(0) if rel
-                    else feats.new_zeros(model.config.joint))
-            deltas = model.regress(torch.cat([feats[g_idx], loc[g_idx], glob]))
-            box = decode_deltas(proposal, deltas)
+@dataclass
+class _Belief:
+    """Per node: the proposal indices of its valid slots, their values, and whether a
+    propagation updated it."""
+
+    slots: list[list[int]]
+    values: list[torch.Tensor]
+    updated: list[bool]
+
+
+class _Oracle:
+    def __init__(self, sd: Mapping[str, torch.Tensor], cfg: Any) -> None:
+        self.sd, self.cfg = sd, cfg
+        self.program = P.parse(cfg.program)
+        self.release = cfg.layers == "release"
+        emb = sd["words.embedding.weight"]
+        self.dtype, self.device = emb.dtype, emb.device
+
+    # ------------------------------------------------------------ layers by name
+    def p(self, name: str) -> torch.Tensor:
+        return self.sd[name]
+
+    def linear(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.p(f"{name}.weight").t() + self.p(f"{name}.bias")
+
+    def mlp(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """Linear -> ReLU -> Linear (``fc1``, ``fc2``)."""
+        return self.linear(f"{name}.fc2", torch.relu(self.linear(f"{name}.fc1", x)))
+
+    def batch_norm(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """BatchNorm in evaluation form, from the running statistics."""
+        mean, var = self.p(f"{name}.running_mean"), self.p(f"{name}.running_var")
+        return ((x - mean) / torch.sqrt(var + _BN_EPS) * self.p(f"{name}.weight")
+                + self.p(f"{name}.bias"))
+
+    def bn_mlp(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """Linear -> BatchNorm -> ReLU -> (Dropout) -> Linear -> BatchNorm."""
+        h = torch.relu(self.batch_norm(f"{name}.bn1", self.linear(f"{name}.fc1", x)))
+        return self.batch_norm(f"{name}.bn2", self.linear(f"{name}.fc2", h))
+
+    def transform(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """The feature transformation of the configured layers."""
+        return self.bn_mlp(name, x) if self.release else self.mlp(name, x)
+
+    def normalize_scale(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """``w ⊙ x / ||x||``."""
+        return _unit(x) * self.p(f"{name}.weight")[0]
+
+    # --------------------------------------------------------------------- text
+    def lstm_direction(self, x: list[torch.Tensor], suffix: str, reverse: bool
+                       ) -> list[torch.Tensor]:
+        w_ih, w_hh = self.p(f"phrases.lstm.weight_ih_l0{suffix}"), \
+            self.p(f"phrases.lstm.weight_hh_l0{suffix}")
+        b_ih, b_hh = self.p(f"phrases.lstm.bias_ih_l0{suffix}"), \
+            self.p(f"phrases.lstm.bias_hh_l0{suffix}")
+        hidden = w_hh.shape[1]
+        h = x[0].new_zeros(hidden)
+        c = x[0].new_zeros(hidden)
+        out: list[torch.Tensor] = [h] * len(x)
+        steps = range(len(x) - 1, -1, -1) if reverse else range(len(x))
+        for t in steps:
+            z = w_ih @ x[t] + b_ih + w_hh @ h + b_hh
+            i = torch.sigmoid(z[:hidden])
+            f = torch.sigmoid(z[hidden:2 * hidden])
+            g = torch.tanh(z[2 * hidden:3 * hidden])
+            o = torch.sigmoid(z[3 * hidden:])
+            c = f * c + i * g
+            h = o * torch.tanh(c)
+            out[t] = h
+        return out
+
+    def phrase(self, words: list[str], vocab: Vocab, heads: tuple[str, ...]
+               ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Phrase state ``[h_fwd(last), h_bwd(first)]`` and the features of ``heads``."""
+        ids = vocab.encode(words) or [0]
+        table = self.p("words.embedding.weight")
+        w = [table[i] for i in ids]
+        fwd = self.lstm_direction(w, "", reverse=False)
+        bwd = self.lstm_direction(w, "_reverse", reverse=True)
+        state = torch.cat([fwd[-1], bwd[0]])
+        h_t = [torch.cat([a, b]) for a, b in zip(fwd, bwd)]
+        release = self.cfg.phrase_attention == "release"
+        feats = h_t if release else [torch.cat([a, b]) for a, b in zip(w, h_t)]
+        out = {}
+        for head in heads:
+            scores = torch.stack([self.linear(f"phrases.attn.{head}", f)[0] for f in feats])
+            a = torch.softmax(scores, dim=0)
+            if release:
+                out[head] = sum(a[t] * w[t] for t in range(len(w)))
+            else:
+                pooled = sum(a[t] * feats[t] for t in range(len(feats)))
+                out[head] = self.linear(f"phrases.proj.{head}", pooled)
+        return state, out
+
+    # ---------------------------------------------------------------------- Sim
+    def entity_sim(self, name: str, text: torch.Tensor, vis: torch.Tensor,
+                   location: bool) -> torch.Tensor:
+        """Entity Sim of one phrase against the boxes ``vis [n, D]`` -> ``[n]``."""
+        if self.release:
+            v = self.normalize_scale(f"{name}.norm", vis)
+            if location:
+                v = self.linear(f"{name}.pre", v)
         else:
-            box = proposal
-    return {
-        "match_prob": match, "ground_belief": root, "ground_index": g_idx, "box": box,
-        "edge_scores": scores,
-        "mismatch_index": int(scores.argmin()) if graph.num_relations else -1,
-        "local": b_loc, "ground_up": [g_up[i] for i in nodes],
-        "match_up": [m_up[i] for i in nodes],
-        "match_down": [m_down[i] for i in nodes] if top_down else [],
-        "match_slots": [m_slots[i] for i in nodes], "p_up": p_up, "p_down": p_down,
-    }
+            v = vis
+        x = _unit(self.transform(f"{name}.text_trf", text))
+        y = _unit(self.transform(f"{name}.vis_trf", v))
+        u = self.linear(f"{name}.vec", (x[None, :] - y) ** 2)
+        if self.release:
+            u = _l2norm(u)
+        return torch.tanh(self.linear(f"{name}.w_eval", torch.relu(u)))[:, 0]
+
+    @staticmethod
+    def geometry(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
+        """``s`` of appendix A.1 for subject / object boxes ``[P, 4]`` (normalised xyxy):
+        the object's corners relative to the subject's centre in units of its size,
+        and the ratio of their areas."""
+        sw = (sub[:, 2] - sub[:, 0]).clamp(min=1e-3)
+        sh = (sub[:, 3] - sub[:, 1]).clamp(min=1e-3)
+        xc = sub[:, 0] + 0.5 * (sub[:, 2] - sub[:, 0])
+        yc = sub[:, 1] + 0.5 * (sub[:, 3] - sub[:, 1])
+        ow, oh = obj[:, 2] - obj[:, 0], obj[:, 3] - obj[:, 1]
+        return torch.stack([(obj[:, 0] - xc) / sw, (obj[:, 1] - yc) / sh,
+                            (obj[:, 0] + ow - xc) / sw, (obj[:, 1] + oh - yc) / sh,
+                            ow * oh / (sw * sh)], dim=-1)
+
+    @staticmethod
+    def gaps(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
+        """The absolute separation of ``relation_gaps``: the four signed gaps, the
+        offset of the centres, the distance between the boxes."""
+        right, left = obj[:, 0] - sub[:, 2], sub[:, 0] - obj[:, 2]
+        below, above = obj[:, 1] - sub[:, 3], sub[:, 1] - obj[:, 3]
+        gx = torch.maximum(right, left).clamp(min=0)
+        gy = torch.maximum(below, above).clamp(min=0)
+        dx = 0.5 * (obj[:, 0] + obj[:, 2]) - 0.5 * (sub[:, 0] + sub[:, 2])
+        dy = 0.5 * (obj[:, 1] + obj[:, 3]) - 0.5 * (sub[:, 1] + sub[:, 3])
+        dist = torch.sqrt(gx * gx + gy * gy + 1e-12)
+        return torch.stack([right, left, below, above, dx, dy, dist], dim=-1)
+
+    def relation_sim(self, txt: torch.Tensor, feats: torch.Tensor, boxes: torch.Tensor,
+                     subjects: list[int], objects: list[int]) -> torch.Tensor:
+        """``[A]_p = ReLU(<F_v(r^o_p), txt>)`` of the pairs ``(subjects[p], objects[p])``,
+        every pair's feature built from the concatenation ``[o_sub, o_obj]``."""
+        cfg = self.cfg
+        o_sub, o_obj = feats[subjects], feats[objects]
+        b_sub, b_obj = boxes[subjects], boxes[objects]
+        s = self.geometry(b_sub, b_obj)
+        pair = torch.cat([o_sub, o_obj], dim=-1)
+        if self.release:
+            appearance = self.normalize_scale("rel_sim.vis_norm",
+                                              self.linear("rel_sim.W_e", pair))
+            spatial = self.normalize_scale("rel_sim.spatial_norm", self.linear("rel_sim.W_l", s))
+            r_o = self.linear("rel_sim.W_f", torch.cat([appearance, spatial], dim=-1))
+            vis = _unit(self.bn_mlp("rel_sim.vis_trf", r_o))
+        else:
+            if cfg.relation_gaps:
+                s = torch.cat([s, self.gaps(b_sub, b_obj)], dim=-1)
+            parts = [self.linear("rel_sim.W_l", s), self.linear("rel_sim.W_e", pair)]
+            if cfg.relation_diff:
+                parts.append((o_sub - o_obj).abs())
+            r_o = torch.cat(parts, dim=-1)
+            hidden = torch.relu(self.linear("rel_sim.vis_fc1", r_o))
+            vis = _unit(self.linear("rel_sim.vis_fc2", hidden))
+        return torch.relu(vis @ txt)
+
+    # -------------------------------------------------------------------- gates
+    def gate(self, name: str, mode: str, h: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        """β = sigmoid(W [h, c] + b) (``full``), of ``h`` (``lang``), of ``c`` (``ctx``),
+        or sigmoid of a learned constant (``const``)."""
+        prefix = f"gates.{name}.gate"
+        if mode == "const":
+            return torch.sigmoid(self.p(f"{prefix}.bias"))
+        x = {"full": lambda: torch.cat([h, ctx]), "lang": lambda: h, "ctx": lambda: ctx}[mode]()
+        return torch.sigmoid(self.linear(f"{prefix}.linear", x))
+
+    # ------------------------------------------------------------------ problem
+    def run(self, problem: GroundingProblem, vocab: Vocab) -> dict[str, Any]:
+        return _Tree(self, problem, vocab).outputs()
+
+
+class _Tree:
+    """One problem: its encoded phrases and regions, and the program evaluated on it."""
+
+    def __init__(self, oracle: _Oracle, problem: GroundingProblem, vocab: Vocab) -> None:
+        self.o, self.cfg = oracle, oracle.cfg
+        cfg, dt, dev = oracle.cfg, oracle.dtype, oracle.device
+        graph = self.graph = problem.graph
+        props = problem.proposals
+        self.n = n = len(props)
+        W, H = props.image_size
+        # the batch's boxes: float32 pixels, normalised in float32 (as ``collate``)
+        px = torch.as_tensor(props.boxes, dtype=torch.float32).reshape(-1, 4)
+        norm = px / torch.tensor([W, H, W, H], dtype=torch.float32)
+        self.boxes_px = px.to(dt).to(dev)
+        boxes = norm.to(dt).to(dev)
+        if cfg.boxes == "inclusive":
+            # sizes x2 - x1 + 1 pixels: the far corner one pixel further
+            one = torch.tensor([0.0, 0.0, 1.0 / max(W, 1.0), 1.0 / max(H, 1.0)],
+                               dtype=torch.float32).to(dt).to(dev)
+            boxes = boxes + one
+        self.boxes = boxes
+        x1, y1, x2, y2 = boxes.unbind(-1)
+        self.location = torch.stack([x1, y1, x2 - x1, y2 - y1, (x2 - x1) * (y2 - y1)], -1)
+        if props.features is not None and n:
+            self.feats = torch.as_tensor(props.features, dtype=torch.float32).to(dt).to(dev)
+        else:
+            dim = oracle.p("app_sim.vis_trf.fc1.weight").shape[1] if not oracle.release else \
+                oracle.p("app_sim.norm.weight").shape[1]
+            self.feats = torch.zeros(n, dim, dtype=dt, device=dev)
+
+        V = graph.num_entities
+        self.h, self.app, self.pos = [], [], []
+        for i in range(V):
+            state, heads = oracle.phrase(graph.entity_tokens(i), vocab, ("app", "pos"))
+            self.h.append(state)
+            self.app.append(heads["app"])
+            self.pos.append(heads["pos"])
+        self.rel = [oracle.phrase(graph.spo_tokens(k), vocab, ("spo",))[1]["spo"]
+                    for k in range(graph.num_relations)]
+        self.rel_txt = [_unit(oracle.transform("rel_sim.text_trf", r)) for r in self.rel]
+        self.children: dict[int, list[tuple[int, int]]] = {i: [] for i in range(V)}
+        self.edges = graph.tree_edges()
+        for parent, child, k in self.edges:
+            self.children[parent].append((child, k))
+
+        # local correspondences and every gate's belief context
+        K = cfg.k
+        pad = -1.0 if cfg.release_slots else 0.0
+        self.b_app, self.b_pos, self.ctx = [], [], []
+        for i in range(V):
+            if n:
+                b_app = oracle.entity_sim("app_sim", self.app[i], self.feats, location=False)
+                b_pos = oracle.entity_sim("pos_sim", self.pos[i], self.location, location=True)
+            else:
+                b_app = b_pos = self.feats.new_zeros(0)
+            self.b_app.append(b_app)
+            self.b_pos.append(b_pos)
+            self.ctx.append(torch.cat([self.top_padded(b_app, K, pad),
+                                       self.top_padded(b_pos, K, pad)]))
+        self.cache: dict[tuple, Any] = {}
+
+    @staticmethod
+    def top_padded(values: torch.Tensor, k: int, pad: float) -> torch.Tensor:
+        top = [values[j] for j in _order(values)[:k]]
+        top += [values.new_tensor(pad)] * (k - len(top))
+        return torch.stack(top)
+
+    # ----------------------------------------------------------------- primitives
+    def local(self, mode: str) -> _Belief:
+        """GateSum: ``F_norm(β_0 b_app + β_1 b_pos)``, signed, ``+ belief_floor``."""
+        cfg = self.cfg
+        padded = bool(cfg.release_slots) and self.n < cfg.release_slots
+        values = []
+        for i in range(self.graph.num_entities):
+            beta = self.o.gate(f"local_{mode}", mode, self.h[i], self.ctx[i])
+            total = beta[0] * self.b_app[i] + beta[1] * self.b_pos[i]
+            peak = total.new_tensor(1.0)
+            if self.n:
+                peak = torch.maximum(peak, total.abs().max())
+            if padded:
+                # the padding slots' -β_0 - β_1 bound the divisor from below
+                peak = torch.maximum(peak, beta[0] + beta[1])
+            values.append((total / peak + 1.0) * 0.5 + cfg.belief_floor)
+        V = self.graph.num_entities
+        return _Belief([list(range(self.n)) for _ in range(V)], values, [False] * V)
+
+    def select(self, k: int, x: _Belief) -> _Belief:
+        slots, values = [], []
+        for s, v in zip(x.slots, x.values):
+            keep = _order(v)[:k]
+            slots.append([s[j] for j in keep])
+            values.append(torch.stack([v[j] for j in keep]) if keep else v[:0])
+        return _Belief(slots, values, list(x.updated))
+
+    def propagate(self, direction: str, x: _Belief, name: str, mode: str) -> _Belief:
+        """Bottom-up (children before parents) or top-down (parents before children)
+        message passing: ``b_i <- F_norm(b_i * exp(β reduce_j log(A_ij b^sel_j + eps)))``."""
+        cfg, o = self.cfg, self.o
+        reduce = cfg.message_reduce.get(name, "sum")
+        current = list(x.values)
+        updated = list(x.updated)
+        relations = self.graph.relations
+
+        def message(src: int, tgt: int, k: int) -> torch.Tensor:
+            basis = x.values[src] if cfg.context == "local" else current[src]
+            chosen = _order(basis)[:cfg.k]
+            cols = [x.slots[src][j] for j in chosen]
+            sent = (torch.stack([current[src][j] for j in chosen]) if chosen
+                    else current[src][:0])
+            if cfg.message_norm == "max" and chosen:
+                sent = sent / sent.max().clamp(min=1e-12)
+            rows = x.slots[tgt]
+            tgt_is_subject = relations[k].subject == tgt
+            subjects, objects = [], []
+            for r in rows:
+                for c in cols:
+                    s, ob = (r, c) if tgt_is_subject else (c, r)
+                    subjects.append(s)
+                    objects.append(ob)
+            A = o.relation_sim(self.rel_txt[k], self.feats, self.boxes, subjects, objects)
+            A = A.reshape(len(rows), len(cols))
+            return torch.log(A @ sent + cfg.eps)
+
+        def update(node: int, logs: list[torch.Tensor]) -> None:
+            stacked = torch.stack(logs)
+            agg = {"sum": lambda: stacked.sum(0), "mean": lambda: stacked.mean(0),
+                   "min": lambda: stacked.min(0).values}[reduce]()
+            beta = o.gate(name, mode, self.h[node], self.ctx[node])[0]
+            b = x.values[node] * torch.exp(beta * agg)
+            peak = b.abs().max().clamp(min=1.0) if len(b) else b.new_tensor(1.0)
+            current[node] = b / peak
+            updated[node] = True
+
+        def up(i: int) -> None:
+            for c, _ in self.children[i]:
+                up(c)
+            if self.children[i]:
+                update(i, [message(c, i, k) for c, k in self.children[i]])
+
+        def down(i: int) -> None:
+            for c, k in self.children[i]:
+                update(c, [message(i, c, k)])
+                down(c)
+
+        (up if direction == "up" else down)(self.graph.root)
+        return _Belief(list(x.slots), current, updated)
+
+    def classify(self, x: _Belief) -> torch.Tensor:
+        """MLP over the sorted top-K beliefs of every node (its logit or probability)."""
+        cfg, o = self.cfg, self.o
+        K = cfg.k
+        out = []
+        for i, v in enumerate(x.values):
+            top = [v[j] for j in _order(v)[:K]]
+            if cfg.release_slots and x.updated[i]:
+                top = [t.clamp(min=_CLASSIFY_FLOOR) for t in top]
+            valid = len(top)
+            top += [v.new_zeros(())] * (K - valid)
+            f = torch.stack(top) if top else v.new_zeros(0)
+            if cfg.classify_log:
+                f = torch.log(f + cfg.eps)
+            if self.o.release:
+                if valid < K:
+                    f = torch.cat([f[:valid], o.p("classify.pad_value").expand(K - valid)])
+                hid = torch.relu(o.batch_norm("classify.bn", o.linear("classify.fc1", f)))
+                logit = o.linear("classify.fc2", hid)[0]
+            else:
+                logit = o.mlp("classify.mlp", f)[0]
+            out.append(logit if cfg.confidences == "logits" else torch.sigmoid(logit))
+        return torch.stack(out)
+
+    def and_(self, confs: list[torch.Tensor]) -> torch.Tensor:
+        best = confs[0][0]
+        for c in confs:
+            for i in range(len(c)):
+                best = torch.minimum(best, c[i])
+        return best
+
+    def and_edges(self, up: torch.Tensor, down: torch.Tensor) -> torch.Tensor:
+        if not self.edges:
+            return torch.minimum(up[self.graph.root], down[self.graph.root])
+        per_edge = [torch.maximum(up[a], down[b]) for a, b, _ in self.edges]
+        best = per_edge[0]
+        for e in per_edge[1:]:
+            best = torch.minimum(best, e)
+        return best
+
+    @staticmethod
+    def top_down(conf: tuple) -> bool:
+        """Whether a confidence reads a top-down propagation (through any ``select``)."""
+        e = conf[1] if conf[0] == "classify" else conf
+        while isinstance(e, tuple) and e[0] == "select":
+            e = e[2]
+        return isinstance(e, tuple) and e[0] == "propagate" and e[1] == "down"
+
+    def compare(self, exprs: tuple) -> torch.Tensor:
+        """``d_k = sum_t s_t (p^t_parent - p^t_child)`` over the relations, ``s_t = +1``
+        for a confidence of a bottom-up pass, ``-1`` for one of a top-down pass (the
+        child receives its message): Eq. 8 for ``(compare P_up P_down)``."""
+        confs = [(self.eval(e), -1.0 if self.top_down(e) else 1.0) for e in exprs]
+        scores = [confs[0][0].new_zeros(())] * self.graph.num_relations
+        for parent, child, k in self.edges:
+            d = 0.0
+            for p, sign in confs:
+                d = d + sign * (p[parent] - p[child])
+            scores[k] = d
+        return torch.stack(scores) if scores else confs[0][0].new_zeros(0)
+
+    # -------------------------------------------------------------------- program
+    def eval(self, expr: tuple) -> Any:
+        if expr in self.cache:
+            return self.cache[expr]
+        head = expr[0]
+        if head == "local":
+            value = self.local(expr[1][1])
+        elif head == "select":
+            value = self.select(expr[1], self.eval(expr[2]))
+        elif head == "propagate":
+            value = self.propagate(expr[1], self.eval(expr[2]), expr[3], expr[4][1])
+        elif head == "classify":
+            value = self.classify(self.eval(expr[1]))
+        elif head == "and":
+            value = self.and_([self.eval(e) for e in expr[1:]])
+        elif head == "and_edges":
+            value = self.and_edges(self.eval(expr[1]), self.eval(expr[2]))
+        elif head == "compare":
+            value = self.compare(expr[1:])
+        else:
+            raise P.ProgramError(f"cannot evaluate {P.to_text(expr)}")
+        self.cache[expr] = value
+        return value
+
+    def regress(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The regressed box of proposal ``index`` and its deltas."""
+        o, cfg = self.o, self.cfg
+        proposal = self.boxes_px[index]
+        if not cfg.regression:
+            return proposal, proposal.new_zeros(4)
+        region, location = self.feats[index], self.location[index]
+        if o.release:
+            phrase = sum(self.app) / len(self.app)          # the mean entity phrase
+            v = _unit(o.bn_mlp("regress.vis_trf", o.normalize_scale("regress.norm", region)))
+            t = _unit(o.bn_mlp("regress.text_trf", phrase))
+            deltas = o.linear("regress.out", torch.cat([v, location, t]))
+        else:
+            glob = (sum(self.rel) / len(self.rel) if self.rel
+                    else region.new_zeros(o.p("rel_sim.text_trf.fc1.weight").shape[1]))
+            deltas = o.mlp("regress", torch.cat([region, location, glob]))
+        # Faster R-CNN decoding: centre offsets in units of the size, log-size offsets
+        w, h = proposal[2] - proposal[0], proposal[3] - proposal[1]
+        cx, cy = proposal[0] + 0.5 * w, proposal[1] + 0.5 * h
+        cx, cy = cx + deltas[0] * w, cy + deltas[1] * h
+        w = w * torch.exp(deltas[2].clamp(max=_DELTA_CLAMP))
+        h = h * torch.exp(deltas[3].clamp(max=_DELTA_CLAMP))
+        return torch.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h]), deltas
+
+    def outputs(self) -> dict[str, Any]:
+        cfg, graph, n = self.cfg, self.graph, self.n
+        parts = dict(self.o.program[1:])
+        res: dict[str, Any] = {"match_prob": None, "match_logit": None, "ground_belief": None,
+                               "ground_index": -1, "box": None, "deltas": None,
+                               "edge_scores": None, "mismatch_index": None}
+        if "ground" in parts:
+            belief = self.eval(parts["ground"])
+            root = belief.values[graph.root]
+            slots = belief.slots[graph.root]
+            if slots == list(range(n)):
+                res["ground_belief"] = root
+            else:   # a pruned belief: by proposal, 0 outside its slots
+                index = torch.tensor(slots, dtype=torch.long, device=root.device)
+                res["ground_belief"] = root.new_zeros(n).index_put((index,), root)
+            if slots:
+                res["ground_index"] = slots[_first_max(root)]
+                res["box"], res["deltas"] = self.regress(res["ground_index"])
+        if "match" in parts:
+            value = self.eval(parts["match"])
+            if cfg.confidences == "logits":
+                res["match_logit"], res["match_prob"] = value, torch.sigmoid(value)
+            else:
+                res["match_prob"] = value
+        if "mismatch" in parts:
+            scores = self.eval(parts["mismatch"])
+            res["edge_scores"] = scores
+            res["mismatch_index"] = _first_min(scores) if graph.num_relations else -1
+        res["values"] = values = {}
+        for expr, v in self.cache.items():
+            values[P.to_text(expr)] = ({"slots": v.slots, "values": v.values,
+                                        "updated": v.updated} if isinstance(v, _Belief) else v)
+        res.update(self._family(parts))
+        return res
+
+    def _family(self, parts: dict[str, tuple]) -> dict[str, Any]:
+        """The per-node views of the RCRN program family (the earlier format)."""
+        out: dict[str, Any] = {"local": [], "ground_up": [], "match_up": [], "match_down": [],
+                               "match_slots": [], "p_up": [], "p_down": []}
+        for expr, v in self.cache.items():
+            if expr[0] == "local" and not out["local"]:
+                out["local"] = list(v.values)
+            if expr[0] == "select" and not out["match_slots"]:
+                out["match_slots"] = [list(s) for s in v.slots]
+            if expr[0] == "propagate" and expr[3] in ("match_up", "match_down"):
+                out[expr[3]] = list(v.values)
+        if "ground" in parts:
+            out["ground_up"] = list(self.cache[parts["ground"]].values)
+        readout = parts.get("mismatch") or parts.get("match")
+        if readout is not None:
+            confs = [self.cache[e] for e in readout[1:] if e[0] == "classify"]
+            if confs:
+                probs = [torch.sigmoid(c) if self.cfg.confidences == "logits" else c
+                         for c in confs]
+                out["p_up"] = list(probs[0])
+                out["p_down"] = list(probs[1] if len(probs) > 1 else probs[0])
+        return out
 
 
 _WORDS = ["cup", "plate", "table", "man", "hat", "dog", "car", "tree", "lamp", "chair"]

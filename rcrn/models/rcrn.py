@@ -486,8 +486,9 @@ class RCRN(nn.Module):
             else:
                 sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
             if cfg.message_norm == "max":
-                # sorted top-K: column 0 is each sender's largest belief
-                sel_val = sel_val / sel_val[:, :1].clamp(min=1e-12)
+                # each sender's largest belief among those it sends (with a local context
+                # the slots are in the order of the local belief, not of these values)
+                sel_val = sel_val / sel_val.amax(-1, keepdim=True).clamp(min=1e-12)
             cols = x.slots[src].gather(1, sel_pos)
             rows = x.slots[tgt]
             subj = batch.edge_parent_is_subject[lv]
