@@ -1,22 +1,36 @@
 """GITM-MR metrics: Match%, Grounding% and MRR%, with their "oracle" variants.
 
-The definitions follow the GITM-MR benchmark (paper section 5.1):
+The definitions follow the GITM-MR benchmark (paper section 5.1).  Two rule sets
+are available; ``rules="official"`` (the default) computes what the official
+evaluation of the public release computes (SHTUPLUS/GITM-MR,
+``detectron2/evaluation/refdet_evaluation.py`` with ``compute_IoU`` of
+``detectron2/utils/refdet_basics.py``); ``rules="toolkit"`` keeps this package's
+earlier rules.  The result names the rule set in its ``"rules"`` field.
 
 * **Match** -- accuracy of the match label over every pair; a prediction says
-  "matched" when ``match_prob >= 0.5``.
+  "matched" when ``match_prob > 0.5`` (official: the match logit ``> 0``;
+  toolkit: ``match_prob >= 0.5``).
 * **Grounding** -- over the *matched* (positive) items: the item is predicted as
-  matched AND the predicted box has IoU >= 0.5 with the referent box.
+  matched AND the predicted box has IoU ``> 0.5`` with the referent box, the IoU
+  taken with the inclusive-pixel convention (``w = x2 - x1 + 1``); the
+  denominator is every positive (a positive without a referent box counts as an
+  error).  Toolkit: IoU ``>= 0.5`` with ``w = x2 - x1``, and positives without a
+  referent box are left out of the denominator.
 * **MRR** (mismatched relation reasoning) -- over the *mismatched* (negative)
   items: the item is predicted as mismatched AND the predicted relation index is
-  the mismatched relation.
+  the mismatched relation (both rule sets).
 * **Oracle** variants drop the match-prediction requirement: grounding only needs
   the box, MRR only needs the relation.
 
 Every metric is reported on the full set and, given a length per item and a
 threshold, on the in-distribution (``length <= threshold``) and
 out-of-distribution (``length > threshold``) parts, as in the Train-Len16 /
-Train-Len11 settings.  Rates are fractions in ``[0, 1]`` (``None`` when a part
-holds no item of the kind); counts come with them.
+Train-Len11 settings.  The length is the caller's: the official rule is each
+item's own expression length ``len(expression.split())`` (a negative its own,
+substituted, expression), as :meth:`benchmarks.gitm_mr.GITMMRBenchmark.evaluate`
+passes it (its problems carry it as ``meta["tokens"]``; ``meta["length"]`` is the
+toolkit length, the pair's positive word count).  Rates are fractions in ``[0, 1]``
+(``None`` when a part holds no item of the kind); counts come with them.
 """
 
 from __future__ import annotations
@@ -33,8 +47,10 @@ from rcrn.structures import Prediction
 __all__ = [
     "BUCKETS",
     "METRICS",
+    "RULES",
     "GitmTarget",
     "as_target",
+    "check_rules",
     "gitm_metrics",
     "format_table",
 ]
@@ -44,6 +60,13 @@ BUCKETS = ("full", "in_distribution", "out_of_distribution")
 
 #: Rate names of one bucket, in table order.
 METRICS = ("match", "grounding", "mrr", "grounding_oracle", "mrr_oracle")
+
+#: Rule sets: the release's official evaluation (the default) and this package's earlier one.
+RULES = ("official", "toolkit")
+
+_RULE_TITLES = {"official": "official (SHTUPLUS/GITM-MR refdet_evaluation.py)",
+                "toolkit": "toolkit (match_prob >= 0.5, IoU >= threshold with w = x2 - x1, "
+                           "grounding over positives with a box)"}
 
 _BUCKET_TITLES = {"full": "Full", "in_distribution": "In-distribution",
                   "out_of_distribution": "Out-of-distribution"}
@@ -122,6 +145,17 @@ def as_target(item: Any, length_fn: Callable[[Any], float | None] | None = None)
     )
 
 
+def check_rules(rules: str) -> str:
+    """Return ``rules`` if it names a rule set of :data:`RULES`.
+
+    Raises:
+        ValueError: for another value.
+    """
+    if rules not in RULES:
+        raise ValueError(f"unknown GITM-MR metric rules {rules!r}; choose from {list(RULES)}")
+    return rules
+
+
 def _predicted_box(target: GitmTarget, pred: Prediction) -> np.ndarray | None:
     if pred.box is not None:
         return np.asarray(pred.box, dtype=np.float64).reshape(4)
@@ -135,10 +169,10 @@ def _rate(hits: int, total: int) -> float | None:
     return hits / total if total else None
 
 
-def _bucket(outcomes: list[dict[str, bool]]) -> dict[str, Any]:
+def _bucket(outcomes: list[dict[str, bool]], rules: str) -> dict[str, Any]:
     pos = [o for o in outcomes if o["positive"]]
     neg = [o for o in outcomes if not o["positive"]]
-    grounded = [o for o in pos if o["has_box"]]
+    grounded = pos if rules == "official" else [o for o in pos if o["has_box"]]
     return {
         "match": _rate(sum(o["match"] for o in outcomes), len(outcomes)),
         "grounding": _rate(sum(o["grounding"] for o in grounded), len(grounded)),
@@ -159,6 +193,7 @@ def gitm_metrics(
     threshold: float | None = None,
     iou_threshold: float = 0.5,
     allow_missing: bool = False,
+    rules: str = "official",
 ) -> dict[str, Any]:
     """Compute the GITM-MR metrics of ``predictions`` against ``items``.
 
@@ -168,21 +203,27 @@ def gitm_metrics(
         length_fn: how to read an item's length; see :func:`as_target`.
         threshold: items with ``length <= threshold`` are in-distribution, longer ones
             out-of-distribution; ``None`` reports the full set only.
-        iou_threshold: minimum IoU for a correct box (0.5 in the benchmark).
+        iou_threshold: IoU a correct box must exceed (official, ``>``) or reach
+            (toolkit, ``>=``); 0.5 in the benchmark.
         allow_missing: count items without a prediction as wrong instead of raising.
+        rules: ``"official"`` (the release's evaluation) or ``"toolkit"``; see the
+            module docstring.
 
     Returns:
         ``{"full": bucket, "in_distribution": bucket, "out_of_distribution": bucket,
-        "threshold", "iou_threshold", "n_missing"}`` where a bucket maps each name of
-        :data:`METRICS` to a fraction in ``[0, 1]`` (``None`` for an empty denominator)
-        and holds the counts ``n``, ``n_matched`` and ``n_mismatched``.  Positives
-        without a referent box are left out of the grounding denominators; negatives
-        without a known mismatched relation count as MRR errors.
+        "threshold", "iou_threshold", "n_missing", "rules"}`` where a bucket maps each
+        name of :data:`METRICS` to a fraction in ``[0, 1]`` (``None`` for an empty
+        denominator) and holds the counts ``n``, ``n_matched`` and ``n_mismatched``.
+        Positives without a referent box count as grounding errors (official) or are
+        left out of the grounding denominators (toolkit); negatives without a known
+        mismatched relation count as MRR errors.
 
     Raises:
         ValueError: on duplicate ids, on a missing prediction (unless ``allow_missing``),
-            or on an item without a length when a threshold is given.
+            on an item without a length when a threshold is given, or on unknown rules.
     """
+    check_rules(rules)
+    official = rules == "official"
     by_id: dict[str, Prediction] = {}
     for pred in predictions:
         if pred.id in by_id:
@@ -206,11 +247,14 @@ def gitm_metrics(
                                  "grounding": False, "grounding_oracle": False,
                                  "mrr": False, "mrr_oracle": False}))
             continue
-        said_match = pred.match_prob >= 0.5
+        prob = float(pred.match_prob)
+        said_match = prob > 0.5 if official else prob >= 0.5
         box_ok = False
         if has_box:
             box = _predicted_box(t, pred)
-            box_ok = box is not None and float(box_iou(box, t.referent_box)[0, 0]) >= iou_threshold
+            if box is not None:
+                iou = float(box_iou(box, t.referent_box, inclusive=official)[0, 0])
+                box_ok = iou > iou_threshold if official else iou >= iou_threshold
         rel_ok = (t.match == 0 and t.mismatched_relation is not None
                   and pred.mismatched_relation is not None
                   and int(pred.mismatched_relation) == t.mismatched_relation)
@@ -226,13 +270,16 @@ def gitm_metrics(
     if missing and not allow_missing:
         shown = ", ".join(repr(m) for m in missing[:5])
         raise ValueError(f"{len(missing)} item(s) have no prediction, e.g. {shown}")
-    result: dict[str, Any] = {"full": _bucket([o for _, o in outcomes])}
+    result: dict[str, Any] = {"full": _bucket([o for _, o in outcomes], rules)}
     if threshold is not None:
-        result["in_distribution"] = _bucket([o for t, o in outcomes if t.length <= threshold])
-        result["out_of_distribution"] = _bucket([o for t, o in outcomes if t.length > threshold])
+        result["in_distribution"] = _bucket(
+            [o for t, o in outcomes if t.length <= threshold], rules)
+        result["out_of_distribution"] = _bucket(
+            [o for t, o in outcomes if t.length > threshold], rules)
     result["threshold"] = threshold
     result["iou_threshold"] = iou_threshold
     result["n_missing"] = len(missing)
+    result["rules"] = rules
     return result
 
 
@@ -246,7 +293,8 @@ def format_table(metrics: Mapping[str, Any], title: str | None = None,
         oracle: include the oracle columns.
 
     Returns:
-        The Markdown text, ending with a newline.
+        The Markdown text, ending with a newline; a ``Rules: ...`` line follows the
+        table when ``metrics`` names its rule set.
     """
     names = METRICS if oracle else METRICS[:3]
     header = ["Part", "N"] + [_METRIC_TITLES[m] for m in names]
@@ -269,4 +317,7 @@ def format_table(metrics: Mapping[str, Any], title: str | None = None,
             value = row[m]
             cells.append("–" if value is None else f"{100.0 * value:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
+    rules = metrics.get("rules")
+    if rules is not None:
+        lines += ["", f"Rules: {_RULE_TITLES.get(rules, rules)}"]
     return "\n".join(lines) + "\n"

@@ -13,14 +13,14 @@ Graphs
     with ``parse``) applied to the expressions.
 
 Mismatched relation
-    ``foil_pos`` indexes the negative parse's relation phrases (``spo_phrase``).
-    The reader builds one relation per entry of ``adj_matrix`` in a row-major scan
-    of ``[subject, object]``, so relation ``j`` of the graph is the phrase index
-    stored at the ``j``-th non-negative entry of that scan (an entry repeated at
-    ``[object, subject]`` counts once); ``foil_pos`` is mapped through that order.
-    When the negative names its ``foil_phrase`` and the mapped relation does not
-    contain it, or ``foil_pos`` is missing or out of range, the only relation whose
-    words contain ``foil_phrase`` is taken instead (``meta["mismatch_remapped"]``).
+    ``foil_pos`` indexes the negative parse's relation phrases (``spo_phrase``), the
+    spo index stored in ``adj_matrix``.  The reader lists a shipped parse's relations
+    by that index (:func:`relation_order`), as the release does, so the mismatched
+    relation is ``foil_pos`` itself (its rank among the spo indices the parse uses,
+    should ``adj_matrix`` skip a phrase); a ``foil_pos`` the parse has no relation
+    for raises :class:`~benchmarks.base.DataError` naming the record.  Without
+    ``foil_pos`` (or when a parse repaired with ``strict_parses=False`` moved the
+    relation) the only relation whose words contain ``foil_phrase`` is taken.
     With a ``parser``, ``foil_indices`` (word indices in the negative expression,
     ``[start, end)``; an inclusive end is recognised when the words then equal
     ``foil_phrase``) are aligned by character offsets with the parsed tokens and the
@@ -34,9 +34,18 @@ Boxes
     ``meta["gt_idx"]`` is the proposal of maximum IoU with it (ties: the first).
 
 Lengths
-    An item's length is the word count of its pair's positive expression
-    (:func:`benchmarks.gitm_mr.layout.word_count`), so both halves of a pair fall in
-    the same bucket; ``length <= threshold`` is in-distribution.
+    ``rules="official"`` (the default, as the release's ``refdet_evaluation.py``):
+    an item's length is its OWN expression's ``len(expression.split())``
+    (:func:`benchmarks.gitm_mr.layout.token_count`; punctuation tokens count), so a
+    negative whose substitution changes the word count may change bucket.
+    ``rules="toolkit"``: the word count of the pair's positive expression
+    (:func:`benchmarks.gitm_mr.layout.word_count`, punctuation-only tokens skipped), so
+    both halves of a pair fall in the same bucket.  ``length <= threshold`` is
+    in-distribution, ``> threshold`` out-of-distribution; the threshold is that of the
+    Train-Len subset (16, or 11 for ``len11``) unless given.  ``length`` (in
+    ``items`` and ``meta``) is always the toolkit length and ``tokens`` the official
+    one; ``meta["in_distribution"]`` and :meth:`GITMMRBenchmark.evaluate` use the
+    length of the rules.
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ import numpy as np
 
 from benchmarks import ProposalSourceError, get_proposals
 from benchmarks.base import DataError, resolve_root
-from benchmarks.gitm_metrics import gitm_metrics
+from benchmarks.gitm_metrics import check_rules, gitm_metrics
 from benchmarks.gitm_mr.layout import (
     SPLITS,
     counter_path,
@@ -62,6 +71,7 @@ from benchmarks.gitm_mr.layout import (
     read_pickle,
     read_small,
     small_path,
+    token_count,
     vocabulary_path,
     word_count,
 )
@@ -99,9 +109,10 @@ def canonical_subset(subset: str | None) -> str | None:
 def relation_order(record: Mapping[str, Any]) -> list[int]:
     """Relation-phrase index (``spo_phrase``) of every relation the parse reader builds.
 
-    Follows :func:`parsers.readers.read_gitm_parses`: a row-major scan of
-    ``adj_matrix`` whose non-negative entries become relations, an entry already
-    seen at the transposed position counting once.
+    Follows :func:`parsers.readers.read_gitm_parses`: every non-negative entry of
+    ``adj_matrix`` (an entry already seen at the transposed position counting
+    once), in ascending spo index, so ``[0, 1, ..., n - 1]`` for a parse that uses
+    each phrase once.
     """
     adj = np.asarray(record.get("adj_matrix", []), dtype=np.int64)
     if adj.ndim != 2:
@@ -115,7 +126,7 @@ def relation_order(record: Mapping[str, Any]) -> list[int]:
                 continue
             used.add((s, o, k))
             order.append(k)
-    return order
+    return sorted(order)
 
 
 def _contains(words: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -212,6 +223,9 @@ class GITMMRBenchmark:
             ``image_id -> Proposals``).
         threshold: in/out-of-distribution word threshold for :meth:`evaluate`
             (default 11 for ``len11``, else 16).
+        rules: ``"official"`` (default: lengths, referent box and metrics as the
+            release's ``refdet_evaluation.py``) or ``"toolkit"`` (this package's
+            earlier rules); see :mod:`benchmarks.gitm_metrics` and "Lengths" above.
         subset_seed: seed of the ``uniform`` subset.
         subset_fraction: share of pairs in the ``uniform`` subset (0.05 in the paper).
         include_unpaired: also yield positives that have no negative.
@@ -229,7 +243,9 @@ class GITMMRBenchmark:
                  parser: Parser | Any | None = None, proposals: Any = None, *,
                  threshold: int | None = None, subset_seed: int = 0,
                  subset_fraction: float = 0.05, include_unpaired: bool = False,
-                 inclusive_boxes: bool = False, strict_parses: bool = True) -> None:
+                 inclusive_boxes: bool = False, strict_parses: bool = True,
+                 rules: str = "official") -> None:
+        self.rules = check_rules(rules)
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
         if not 0 < subset_fraction <= 1:
@@ -324,7 +340,8 @@ class GITMMRBenchmark:
             "id": f"{'pos' if match else 'neg'}/{sid}", "sent_id": sid, "match": match,
             "image_id": rec["image_id"], "bbox": rec["bbox"], "box": box,
             "expression": rec["expression"], "words": word_count(rec["expression"]),
-            "length": length, "pair_id": pair, "counter_id": counter, "where": where,
+            "tokens": token_count(rec["expression"]), "length": length, "pair_id": pair,
+            "counter_id": counter, "where": where,
         }
         if rec.get("num_nodes") is not None:
             item["num_nodes"] = rec["num_nodes"]
@@ -341,6 +358,10 @@ class GITMMRBenchmark:
     def __repr__(self) -> str:
         return (f"GITMMRBenchmark(root={str(self.root)!r}, split={self.split!r}, "
                 f"subset={self.subset!r}, items={len(self)})")
+
+    def _length(self, it: dict[str, Any], rules: str | None = None) -> int:
+        """The item's length under ``rules`` (default: the adapter's); see "Lengths"."""
+        return it["tokens"] if (rules or self.rules) == "official" else it["length"]
 
     @property
     def ids(self) -> list[str]:
@@ -408,15 +429,19 @@ class GITMMRBenchmark:
         graph = self.graph(it["id"])
         result: tuple[int | None, str] = (None, "unmapped")
         phrase = it.get("foil_phrase")
-        if self.parser is None:
-            k = it.get("foil_pos")
-            order = relation_order(self._raw_neg.get(it["sent_id"], {}))
-            if k is not None and k in order and order.index(k) < graph.num_relations:
-                j = order.index(k)
-                words = [w.lower() for w in graph.relations[j].text.split()]
-                if not phrase or _contains(words, phrase.lower().split()):
-                    result = (j, "foil_pos")
-        else:
+        k = it.get("foil_pos")
+        if self.parser is None and k is not None:
+            # relations are listed by spo index: relation foil_pos is the replaced phrase
+            raw = self._raw_neg.get(it["sent_id"], {})
+            order = relation_order(raw)
+            if k not in order or order.index(k) >= graph.num_relations:
+                raise DataError(f"{it['where']}: foil_pos {k} is not the spo index of a "
+                                f"relation of its parse (spo indices {order})")
+            j = order.index(k)
+            r = graph.relations[j]
+            if int(np.asarray(raw["adj_matrix"])[r.subject, r.object]) == k:
+                result = (j, "foil_pos")  # else a repaired parse moved it: phrase rule
+        elif self.parser is not None:
             span = foil_word_span(it["expression"], it)
             j = _by_span(graph, it["expression"], span) if span is not None else None
             if j is not None:
@@ -478,7 +503,9 @@ class GITMMRBenchmark:
         """The items as ``GroundingProblem``s: each positive followed by its negative.
 
         ``meta`` holds ``sent_id``, ``image_id``, ``split``, ``expression``, ``words``,
-        ``length`` (the pair's positive word count), ``in_distribution``, ``pair_id``,
+        ``tokens`` (the item's own token count, the official length), ``length`` (the
+        pair's positive word count, the toolkit length), ``in_distribution`` (by the
+        length of the adapter's ``rules``), ``pair_id``,
         ``counter_id``, ``bbox_xywh``, ``gt_idx`` and ``gt_iou`` (proposal of maximum IoU
         with the referent box and that IoU), and for a negative ``counter_type``,
         ``foil_pos``, ``foil_indices``, ``foil_phrase``, ``target_phrase``,
@@ -495,8 +522,9 @@ class GITMMRBenchmark:
             gt_idx = int(ious.argmax()) if len(ious) else -1
             meta: dict[str, Any] = {
                 "sent_id": it["sent_id"], "image_id": it["image_id"], "split": self.split,
-                "expression": it["expression"], "words": it["words"], "length": it["length"],
-                "in_distribution": it["length"] <= self.threshold, "pair_id": it["pair_id"],
+                "expression": it["expression"], "words": it["words"], "tokens": it["tokens"],
+                "length": it["length"],
+                "in_distribution": self._length(it) <= self.threshold, "pair_id": it["pair_id"],
                 "counter_id": it["counter_id"], "bbox_xywh": list(it["bbox"]),
                 "gt_idx": gt_idx, "gt_iou": float(ious[gt_idx]) if gt_idx >= 0 else 0.0,
             }
@@ -515,17 +543,26 @@ class GITMMRBenchmark:
                 referent_box=it["box"] if it["match"] == 1 else None,
                 mismatched_relation=mismatched, id=it["id"], meta=meta)
 
-    def evaluate(self, predictions: Sequence[Prediction]) -> dict[str, Any]:
+    def evaluate(self, predictions: Sequence[Prediction], rules: str | None = None
+                 ) -> dict[str, Any]:
         """GITM-MR metrics (:func:`benchmarks.gitm_metrics.gitm_metrics`) of ``predictions``.
 
         Buckets: full, in-distribution (``length <= threshold``) and
         out-of-distribution.  A positive's prediction without ``box`` is scored through
         its ``proposal`` index into the image's proposals (from the proposal source;
-        without one it counts as a grounding error).
+        without one it counts as a grounding error).  Under ``rules="official"`` the
+        referent box is the release's ``gt_xyxy``, ``[x, y, x + w - 1, y + h - 1]``
+        (whatever ``inclusive_boxes``), scored with the inclusive-pixel IoU.
+
+        Args:
+            predictions: one ``Prediction`` per item.
+            rules: ``"official"`` or ``"toolkit"``; default: the adapter's ``rules``.
 
         Returns:
-            The metrics dict plus ``benchmark``, ``split``, ``subset`` and ``threshold``.
+            The metrics dict (with ``rules``) plus ``benchmark``, ``split``, ``subset``
+            and ``threshold``.
         """
+        rules = check_rules(rules or self.rules)
         by_id = {p.id: p for p in predictions}
         targets = []
         for it in self.items:
@@ -535,14 +572,18 @@ class GITMMRBenchmark:
                 boxes = self._boxes.get(it["image_id"])
                 if boxes is None and self._proposal_source() is not None:
                     boxes = self.proposals_of(it["image_id"]).boxes
+            box = None
+            if it["match"] == 1:
+                x, y, w, h = it["bbox"]
+                box = (np.array([x, y, x + w - 1.0, y + h - 1.0], dtype=np.float64)
+                       if rules == "official" else it["box"])
             targets.append({
-                "id": it["id"], "match": it["match"],
-                "referent_box": it["box"] if it["match"] == 1 else None,
+                "id": it["id"], "match": it["match"], "referent_box": box,
                 "mismatched_relation": self._mismatch(it)[0] if it["match"] == 0 else None,
-                "length": it["length"], "proposal_boxes": boxes,
+                "length": self._length(it, rules), "proposal_boxes": boxes,
             })
         try:
-            result = gitm_metrics(targets, predictions, threshold=self.threshold)
+            result = gitm_metrics(targets, predictions, threshold=self.threshold, rules=rules)
         except ValueError as exc:
             raise DataError(f"GITM-MR {self.split}: {exc}") from exc
         result.update(benchmark=self.name, split=self.split, subset=self.subset)

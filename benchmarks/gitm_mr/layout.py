@@ -37,6 +37,7 @@ __all__ = [
     "small_path",
     "vocabulary_path",
     "word_count",
+    "token_count",
     "read_json",
     "read_pickle",
     "read_expressions",
@@ -85,9 +86,19 @@ def vocabulary_path(root: Path) -> Path | None:
 def word_count(text: str) -> int:
     """Length of an expression in words: whitespace-separated tokens holding a letter or digit.
 
-    Punctuation standing alone (``"the cup , near the plate ."``) is not a word.
+    Punctuation standing alone (``"the cup , near the plate ."``) is not a word.  This is
+    the ``rules="toolkit"`` length; the official evaluation uses :func:`token_count`.
     """
     return sum(1 for w in text.split() if _WORD.search(w))
+
+
+def token_count(text: str) -> int:
+    """Length of an expression as the official evaluation counts it: ``len(text.split())``.
+
+    Every whitespace-separated token counts, punctuation standing alone included
+    (``"the cup , near the plate ."`` has 7).
+    """
+    return len(text.split())
 
 
 def read_json(path: Path, what: str) -> Any:

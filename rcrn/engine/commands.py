@@ -51,7 +51,8 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
 
 def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None) -> Any:
     """The GITM-MR release split of ``config['data']`` (``root``, ``parser``, ``proposals``,
-    ``threshold``); shipped parses and ``vinvl_objects/`` unless the config names others."""
+    ``threshold``, ``rules``: the metrics' rules, ``official`` or ``toolkit``); shipped
+    parses and ``vinvl_objects/`` unless the config names others."""
     import parsers
     from benchmarks.base import DataError
     from benchmarks.gitm_mr import GITMMRBenchmark
@@ -65,7 +66,8 @@ def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None
     try:
         return GITMMRBenchmark(root, split, subset=subset, parser=parser,
                                proposals=data.get("proposals"),
-                               threshold=int(threshold) if threshold is not None else None)
+                               threshold=int(threshold) if threshold is not None else None,
+                               rules=data.get("rules", "official"))
     except (DataError, ValueError) as exc:
         raise CommandError(f"gitm_mr {split}: {exc}") from exc
 

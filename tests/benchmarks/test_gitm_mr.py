@@ -55,8 +55,8 @@ def two(subj: str, rel: str, obj: str, full_spo: bool = False) -> dict:
 
 
 def three(rel_b: str) -> dict:
-    # phrase 0 joins umbrella -> table, phrase 1 woman -> umbrella: the reader's
-    # row-major scan makes relation 0 'holding' and relation 1 the phrase 0
+    # phrase 0 joins umbrella -> table, phrase 1 woman -> umbrella: not in the
+    # row-major order of adj_matrix, yet relation j of the graph is phrase j
     return {"entity_phrase_list": [ids("the woman"), ids("the umbrella"),
                                    ids("the big wooden table")],
             "spo_phrase": [ids(rel_b), ids("holding")],
@@ -147,13 +147,37 @@ def test_problems_graphs_proposals_and_gt_idx(release: Path) -> None:
     assert neg.meta["foil_phrase"] == "to the right of"
 
 
-def test_foil_pos_is_mapped_through_the_adjacency_order(release: Path) -> None:
+def test_relations_follow_the_spo_index_so_foil_pos_is_the_relation(release: Path) -> None:
     raw = three("next to")
-    assert relation_order(raw) == [1, 0]
+    assert relation_order(raw) == [0, 1]
     problems = {p.id: p for p in GITMMRBenchmark(release, "train").problems()}
     neg = problems["neg/22"]
-    assert [r.text for r in neg.graph.relations] == ["holding", "next to"]
-    assert neg.mismatched_relation == 1  # foil_pos 0 is the graph's relation 1
+    assert [(r.subject, r.object, r.text) for r in neg.graph.relations] == [
+        (1, 2, "next to"), (0, 1, "holding")]
+    assert neg.mismatched_relation == 0 and neg.meta["mismatch_from"] == "foil_pos"
+    assert neg.graph.relations[neg.mismatched_relation].text == NEGATIVES["22"][4]
+    assert [r.text for r in problems["pos/12"].graph.relations] == ["on top of", "holding"]
+
+
+def test_foil_pos_is_taken_as_it_is(release: Path) -> None:
+    path = release / "expression" / "train_expressions_foil_rel.json"
+    negatives = json.loads(path.read_text())
+    # foil_pos 1 is 'holding' although the record names 'next to': the index decides
+    negatives["22"]["foil_pos"] = 1
+    path.write_text(json.dumps(negatives))
+    problems = {p.id: p for p in GITMMRBenchmark(release, "train").problems()}
+    assert problems["neg/22"].mismatched_relation == 1
+    # no foil_pos: the relation whose words contain foil_phrase
+    del negatives["22"]["foil_pos"]
+    path.write_text(json.dumps(negatives))
+    problems = {p.id: p for p in GITMMRBenchmark(release, "train").problems()}
+    assert problems["neg/22"].mismatched_relation == 0
+    assert problems["neg/22"].meta["mismatch_from"] == "phrase"
+    negatives["22"]["foil_pos"] = 2
+    path.write_text(json.dumps(negatives))
+    with pytest.raises(DataError, match=r"train_expressions_foil_rel.json record '22': "
+                                        r"foil_pos 2 is not the spo index of a relation"):
+        list(GITMMRBenchmark(release, "train").problems())
 
 
 def test_a_parser_replaces_the_shipped_parses(release: Path) -> None:
@@ -205,10 +229,10 @@ def test_evaluate_uses_gitm_metrics(release: Path) -> None:
     # a fresh adapter scores proposal indices from the vinvl_objects boxes by itself
     fresh = GITMMRBenchmark(release, "train")
     wrong = [Prediction(id=p.id, match_prob=p.match_prob, proposal=0,
-                        mismatched_relation=0) for p in preds]
+                        mismatched_relation=int(p.id == "neg/22")) for p in preds]
     m = fresh.evaluate(wrong)
     assert m["full"]["match"] == 1.0 and m["full"]["grounding"] == 0.0
-    assert m["full"]["mrr"] == pytest.approx(2 / 3)  # neg/22's mismatch is relation 1
+    assert m["full"]["mrr"] == pytest.approx(2 / 3)  # neg/22's mismatch is relation 0
     assert m["full"]["grounding_oracle"] == 0.0
     with pytest.raises(DataError, match="no prediction"):
         fresh.evaluate(preds[:-1])
