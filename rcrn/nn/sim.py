@@ -373,12 +373,11 @@ class RelationSimBN(nn.Module):
     def geometry(self, sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
         return spatial_pair(sub, obj)
 
-    def _g(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(G, F_v.fc1 W_f^spatial)``: the first visual layer folded into ``W_f``."""
+    def _g(self) -> torch.Tensor:
+        """``G = F_v.fc1 W_f^vis diag(w)``: the first visual layer folded into ``W_f``'s
+        visual columns and the NormalizeScale weight (``[H, Dv]``)."""
         d = self.W_e.out_features
-        fc1 = self.vis_trf.fc1.weight
-        g = fc1 @ (self.W_f.weight[:, :d] * self.vis_norm.weight)          # [H, Dv]
-        return g, fc1 @ self.W_f.weight[:, d:]                              # [H, S]
+        return self.vis_trf.fc1.weight @ (self.W_f.weight[:, :d] * self.vis_norm.weight)
 
     def project(self, vis: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Per box ``[M, Dv]``: ``a`` (as subject, with ``W_e``'s bias), ``b`` (as
@@ -386,7 +385,7 @@ class RelationSimBN(nn.Module):
         d = vis.shape[-1]
         a = vis @ self.W_e.weight[:, :d].t() + self.W_e.bias
         b = vis @ self.W_e.weight[:, d:].t()
-        g = self._g()[0]
+        g = self._g()
         return a, b, (a * a).sum(-1), (b * b).sum(-1), a @ g.t(), b @ g.t()
 
     def pair_feature(self, o_sub: torch.Tensor, o_obj: torch.Tensor,
@@ -419,7 +418,8 @@ class RelationSimBN(nn.Module):
             pre = self.vis_trf.fc1(self.pair_feature(o_sub, o_obj, s))
         else:
             a, b, na, nb, ga, gb = proj
-            g_spatial = self._g()[1]
+            fc1 = self.vis_trf.fc1
+            g_spatial = fc1.weight @ self.W_f.weight[:, self.W_e.out_features:]  # [H, S]
 
             def pick(x: torch.Tensor, y: torch.Tensor, idx: torch.Tensor,
                      f: torch.Tensor) -> torch.Tensor:
@@ -434,7 +434,6 @@ class RelationSimBN(nn.Module):
                  + pick(gb, ga, cols, row_is_subject)[:, None, :, :])
             vis = g / n2.clamp(min=0).sqrt().clamp(min=1e-12)[..., None]
             sp = self.spatial_norm(self.W_l(s))
-            fc1 = self.vis_trf.fc1
             pre = (vis + sp @ g_spatial.t() + fc1.weight @ self.W_f.bias + fc1.bias)
         shape = pre.shape
         vis = F.normalize(self.vis_trf.after_first(pre.reshape(-1, shape[-1])), dim=-1)
