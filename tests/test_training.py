@@ -251,3 +251,18 @@ def test_synthetic_data_settings_reach_the_generator(tmp_path):
     made = load_manifest(tmp_path / "syn")["config"]
     assert (made["scenes"], made["per_scene"], made["seed"]) == (5, 1, 2)
     assert len(bench) > 0
+
+
+def test_match_warmup_trains_grounding_alone_first(tmp_path):
+    torch.set_num_threads(1)
+    train = learnable_problems(32, seed=4)
+    cfg = apply_overrides(CONFIG, ["train.steps=4", "train.log_every=1", "train.match_warmup=2",
+                                   "train.batch_size=16"])
+    trainer = Trainer(cfg, train, tmp_path)
+    trainer.fit(progress=False)
+    logs = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    for r in logs:
+        mu = 0.0 if r["step"] <= 2 else 3.0
+        assert r["match"] > 0
+        assert r["loss"] == pytest.approx(r["grd"] + mu * r["match"] + r["reg"], rel=1e-5)
+    assert trainer.loss_cfg.mu == 3.0

@@ -500,6 +500,7 @@ class Trainer:
                         and self.step != steps and main:
                     last_eval = self._evaluate()
             epoch += 1
+        self.loss_cfg.mu = mu
         bar.close()
         if main:
             save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
