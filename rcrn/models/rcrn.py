@@ -289,7 +289,9 @@ class _Encoded:
             self.rel = spo["spo"]
         else:
             self.rel = self.phrase.new_zeros(0, model.phrases.out_dim)
-        self.rel_txt = model.rel_sim.text_transform(self.rel)         # [E, J]
+        # the release's relation text BatchNorm sees every relation of the batch at once
+        self.rel_txt = (model.rel_sim.text_transform(self.rel) if cfg.layers == "release"
+                        else None)
         self.regions = regions
         boxes = batch.boxes
         if cfg.boxes == "inclusive":
@@ -493,7 +495,8 @@ class RCRN(nn.Module):
             rows = x.slots[tgt]
             subj = batch.edge_parent_is_subject[lv]
             A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
-                             subj if up else ~subj, txt=enc.rel_txt[lv])
+                             subj if up else ~subj,
+                             txt=None if enc.rel_txt is None else enc.rel_txt[lv])
             self._emit(f"relation:{name}:{d + 1}", (lv, A))
             log_agg = aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
             nodes = batch.level_parents[d] if up else child
