@@ -446,7 +446,7 @@ def bucket_metrics(problems: Sequence[Any], predictions: Sequence[Any], kind: st
     for b in sorted(groups):
         lo = max(threshold + 1 + b * width, 0)
         hi = threshold + (b + 1) * width
-        part = gitm_metrics(groups[b], predictions)["full"]
+        part = gitm_metrics(groups[b], predictions, rules="toolkit")["full"]
         out.append({"bucket": str(lo) if lo == hi else f"{lo}-{hi}", "lo": lo, "hi": hi,
                     "in_distribution": hi <= threshold, **part})
     return out
@@ -467,7 +467,8 @@ def evaluate_predictions(problems: Sequence[Any], predictions: Sequence[Any],
     from benchmarks.gitm_metrics import gitm_metrics
 
     threshold = int(thresholds[THRESHOLD_KEYS[length]])
-    parts = gitm_metrics(problems, predictions, length_fn=lambda p: _length(p, length),
+    parts = gitm_metrics(problems, predictions, rules="toolkit",
+                         length_fn=lambda p: _length(p, length),
                          threshold=threshold)
     return {
         "length": length, "threshold": threshold,
