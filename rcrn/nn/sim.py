@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -25,6 +27,24 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(F.relu(self.fc1(x)))
+
+
+def oriented_pairs(geometry: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                   boxes: torch.Tensor, proj: tuple[torch.Tensor, ...] | torch.Tensor,
+                   rows: torch.Tensor, cols: torch.Tensor, row_is_subject: torch.Tensor
+                   ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
+    """What both Relation Sims read of the (row box, column box) pairs of every edge,
+    oriented subject first: ``geometry(subject, object)`` ``[E, R, C, *]`` and, when
+    ``proj`` holds raw features ``[M, D]``, the pairs' ``(o_sub, o_obj)`` ``[E, R, C, D]``
+    (``None`` for per-box projections)."""
+    flag = row_is_subject[:, None, None]
+    b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
+    s = torch.where(flag[..., None], geometry(b_row, b_col), geometry(b_col, b_row))
+    if not isinstance(proj, torch.Tensor):
+        return s, None
+    o_row, o_col = torch.broadcast_tensors(proj[rows][:, :, None, :], proj[cols][:, None, :, :])
+    return s, (torch.where(flag[..., None], o_row, o_col),
+               torch.where(flag[..., None], o_col, o_row))
 
 
 class EntitySim(nn.Module):
@@ -181,16 +201,10 @@ class RelationSim(nn.Module):
         first MLP layer one pair at a time (the plain form), for comparison.
         """
         flag = row_is_subject[:, None, None]
-        b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
-        s = torch.where(flag[..., None], self.geometry(b_row, b_col),
-                        self.geometry(b_col, b_row))                   # [E, R, C, 5 | 12]
+        s, raw = oriented_pairs(self.geometry, boxes, proj, rows, cols, row_is_subject)
         txt = self.text_transform(text) if txt is None else txt      # [E, J]
-        if isinstance(proj, torch.Tensor):
-            o_row, o_col = proj[rows][:, :, None, :], proj[cols][:, None, :, :]
-            o_row, o_col = torch.broadcast_tensors(o_row, o_col)
-            o_sub = torch.where(flag[..., None], o_row, o_col)
-            o_obj = torch.where(flag[..., None], o_col, o_row)
-            vis = self.visual_transform(self.pair_feature(o_sub, o_obj, s))
+        if raw is not None:
+            vis = self.visual_transform(self.pair_feature(*raw, s))
             return F.relu(torch.einsum("ercj,ej->erc", vis, txt))
         u_sub, u_obj = proj[:2]
         m_s, c = self._constant()
@@ -405,17 +419,10 @@ class RelationSimBN(nn.Module):
                 txt: torch.Tensor | None = None) -> torch.Tensor:
         """Relation scores; ``proj`` is :meth:`project` (fused) or raw features ``[M, Dv]``;
         ``txt`` is ``text_transform(text)`` when the caller has it."""
-        flag = row_is_subject[:, None, None]
-        b_row, b_col = boxes[rows][:, :, None, :], boxes[cols][:, None, :, :]
-        s = torch.where(flag[..., None], self.geometry(b_row, b_col),
-                        self.geometry(b_col, b_row))                   # [E, R, C, 5]
+        s, raw = oriented_pairs(self.geometry, boxes, proj, rows, cols, row_is_subject)
         txt = self.text_transform(text) if txt is None else txt      # [E, J]
-        if isinstance(proj, torch.Tensor):
-            o_row, o_col = proj[rows][:, :, None, :], proj[cols][:, None, :, :]
-            o_row, o_col = torch.broadcast_tensors(o_row, o_col)
-            o_sub = torch.where(flag[..., None], o_row, o_col)
-            o_obj = torch.where(flag[..., None], o_col, o_row)
-            pre = self.vis_trf.fc1(self.pair_feature(o_sub, o_obj, s))
+        if raw is not None:
+            pre = self.vis_trf.fc1(self.pair_feature(*raw, s))
         else:
             a, b, na, nb, ga, gb = proj
             fc1 = self.vis_trf.fc1
