@@ -160,6 +160,8 @@ class GroundingBatch:
         spo_token_pos: ``[E, Ls]`` the same for ``spo_tokens``.
         edge_span: ``[E, 2]`` token range ``[start, end)`` of every edge's relation
             phrase in its expression.
+        texts: the tokens of every whole expression (``graph.tokens``), for front ends
+            with their own tokenizer (UNITER's word pieces).
     """
 
     ids: list[str]
@@ -193,6 +195,7 @@ class GroundingBatch:
     ent_token_pos: torch.Tensor | None = None
     spo_token_pos: torch.Tensor | None = None
     edge_span: torch.Tensor | None = None
+    texts: list[list[str]] | None = None
 
     @property
     def num_graphs(self) -> int:
@@ -404,4 +407,5 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         text_tokens=text_tokens, text_lengths=text_lengths, ent_token_pos=ent_token_pos,
         spo_token_pos=spo_token_pos,
         edge_span=torch.tensor(edge_span, dtype=torch.long).reshape(-1, 2),
+        texts=[list(p.graph.tokens) for p in problems],
     )

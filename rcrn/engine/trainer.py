@@ -144,10 +144,23 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     freeze = bool((config.get("words") or {}).get("freeze", False))
     if vectors is not None and vectors.shape[1] != model_cfg.word_dim:
         model_cfg.word_dim = int(vectors.shape[1])
-    region = _region_encoder(config, model_cfg.vis_dim)
+    pieces = None
+    if arch == "rcrn" and model_cfg.front == "uniter":
+        region = _region_encoder(config, _uniter_settings(model_cfg).img_dim)
+        pieces = _word_pieces(model_cfg) if pretrained_words else None
+    else:
+        region = _region_encoder(config, model_cfg.vis_dim)
     if arch == "rcrn":
         model: nn.Module = RCRN(model_cfg, len(vocab), word_vectors=vectors,
-                                freeze_words=freeze, region_encoder=region)
+                                freeze_words=freeze, region_encoder=region,
+                                word_pieces=pieces)
+        if pretrained_words and model.uniter is not None and model.uniter.settings.weights:
+            from rcrn.models.uniter import UniterWeightsError, load_uniter_weights
+
+            try:
+                load_uniter_weights(model.uniter, model.uniter.settings.weights)
+            except UniterWeightsError as exc:
+                raise ConfigError(f"model.uniter.weights: {exc}") from exc
         if model_cfg.vl_init and model.vl is None:
             raise ConfigError("model.vl_init names a checkpoint but model.vl_layers is 0")
         if pretrained_words and model_cfg.vl_init:
@@ -160,11 +173,37 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     else:
         model = CrossEncoder(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
                              region_encoder=region)
-    if not pretrained_words and (config.get("words") or {}).get("freeze"):
+    if (not pretrained_words and (config.get("words") or {}).get("freeze")
+            and getattr(model, "words", None) is not None):
         model.words.embedding.weight.requires_grad_(False)
         if getattr(model, "vl", None) is not None:
             model.vl.words.embedding.weight.requires_grad_(False)
     return model
+
+
+def _uniter_settings(model_cfg: Any) -> Any:
+    from rcrn.engine.config import ConfigError
+    from rcrn.models.uniter import UniterSettings
+
+    try:
+        return UniterSettings.from_dict(model_cfg.uniter)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _word_pieces(model_cfg: Any) -> Any:
+    """The word-piece tokenizer of ``model.uniter.tokenizer`` (a local folder)."""
+    from rcrn.engine.config import ConfigError
+    from rcrn.models.uniter import UniterWeightsError, WordPieces
+
+    folder = _uniter_settings(model_cfg).tokenizer
+    if not folder:
+        raise ConfigError("model.uniter.tokenizer: front 'uniter' needs a local BERT "
+                          "tokenizer folder (holding vocab.txt); nothing is downloaded")
+    try:
+        return WordPieces.from_folder(folder)
+    except UniterWeightsError as exc:
+        raise ConfigError(f"model.uniter.tokenizer: {exc}") from exc
 
 
 class ProblemDataset(Dataset):

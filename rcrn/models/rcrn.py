@@ -21,6 +21,7 @@ from rcrn import programs as P
 from rcrn.batching import GroundingBatch
 from rcrn.boxes import decode_deltas
 from rcrn.encoders import PhraseEncoder, WordEmbedding, location_feature
+from rcrn.models.uniter import UniterEncoder, UniterSettings, WordPieces, box_positions
 from rcrn.models.vl import VLConfig, VLEncoder
 from rcrn.nn import (
     MLP,
@@ -109,6 +110,13 @@ class RCRNConfig:
       proposals, and the match readout never reads a propagated node's belief below
       ``1e-6`` (see ``Classify``).  0: no padding.
 
+    ``front="uniter"`` reads words and regions through the first layers of UNITER
+    (the paper's full model; ``rcrn.models.uniter``): ``uniter`` holds its sizes
+    (``UniterSettings``, UNITER-base's first 6 layers by default) and the local
+    tokenizer folder and weights; ``word_dim`` and ``vis_dim`` are then UNITER's
+    width, and the batch's region features its input (``uniter["img_dim"]`` wide).
+    ``"words"``: word vectors and region features as they are (RCRN-T).
+
     ``relation_align`` is the shared start bias of Relation Sim's two transforms
     (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
     gives PyTorch's default initialisation.  ``relation_diff`` adds the absolute
@@ -155,6 +163,8 @@ class RCRNConfig:
     boxes: str = "exclusive"
     belief_floor: float = 0.0
     release_slots: int = 0
+    front: str = "words"
+    uniter: dict[str, Any] = field(default_factory=dict)
 
     #: What ``official()`` sets besides the sizes: every switch at the release's value.
     OFFICIAL = dict(layers="release", dropout=0.2, word_dropout=0.2,
@@ -182,6 +192,20 @@ class RCRNConfig:
         base.update(overrides)
         return cls(**base)
 
+    @classmethod
+    def official_uniter(cls, **overrides: Any) -> RCRNConfig:
+        """The release's full model (the paper's "RCRN"): :meth:`official` with the first
+        6 layers of UNITER-base as its front end (768-d words and regions).  Pass
+        ``uniter={"tokenizer": folder, "weights": "uniter-base.pt"}`` for local files."""
+        from rcrn.models.uniter import UniterSettings
+
+        settings = UniterSettings.from_dict(overrides.pop("uniter", None))
+        width = settings.hidden
+        base = dict(front="uniter", uniter=settings.to_dict(), word_dim=width, vis_dim=width,
+                    pair_dim=width)
+        base.update(overrides)
+        return cls.official(**base)
+
     def validate(self) -> None:
         """Raise ``ValueError`` naming the setting for a value out of range or a switch
         that does not apply to the chosen layers."""
@@ -198,6 +222,24 @@ class RCRNConfig:
                                        and not isinstance(scale, bool) and scale > 0)):
             raise ValueError(f"model.grounding_scale must be a positive number or 'learned', "
                              f"got {scale!r}")
+        if self.front not in ("words", "uniter"):
+            raise ValueError(f"model.front must be one of ['words', 'uniter'], got "
+                             f"{self.front!r}")
+        if self.front == "uniter":
+            from rcrn.models.uniter import UniterSettings
+
+            width = UniterSettings.from_dict(self.uniter).hidden
+            for key in ("word_dim", "vis_dim"):
+                if getattr(self, key) != width:
+                    raise ValueError(f"model.{key} must be UNITER's width "
+                                     f"(model.uniter.hidden, {width}) with front 'uniter', "
+                                     f"got {getattr(self, key)}")
+            if self.vl_layers:
+                raise ValueError("model.vl_layers must be 0 with front 'uniter' (UNITER is "
+                                 "the vision-language front end)")
+        elif self.uniter:
+            raise ValueError("model.uniter applies to front 'uniter' only; set "
+                             "model.front: uniter or remove model.uniter")
         if self.release_slots < 0:
             raise ValueError(f"model.release_slots must be >= 0, got {self.release_slots}")
         if self.layers == "release":
@@ -279,6 +321,13 @@ class _Encoded:
             _, text_ctx, region_ctx = model.vl(batch, regions)
             regions = model.vl_regions(region_ctx) * batch.box_mask[..., None]
             text = model.vl_words(text_ctx).reshape(-1, model.words.dim)
+        if model.uniter is not None:
+            if batch.texts is None:
+                raise ValueError("the batch has no texts; collate it with rcrn.batching.collate")
+            words_ctx, regions = model.uniter(batch.texts, regions,
+                                              box_positions(batch.boxes, batch.image_size),
+                                              batch.box_mask, batch.ids)
+            text = words_ctx.reshape(-1, words_ctx.shape[-1])
         words = model.word_dropout(model.embed(batch.ent_tokens, batch.ent_token_pos, text))
         self.phrase, heads = model.phrases(words, batch.ent_lengths)
         self.ent_app, self.ent_pos = heads["app"], heads["pos"]
@@ -355,15 +404,22 @@ class RCRN(nn.Module):
 
     def __init__(self, config: RCRNConfig, vocab_size: int,
                  word_vectors: torch.Tensor | None = None, freeze_words: bool = False,
-                 region_encoder: nn.Module | None = None) -> None:
+                 region_encoder: nn.Module | None = None,
+                 word_pieces: WordPieces | None = None) -> None:
         super().__init__()
         self.config = config
         self.program = P.parse(config.program)
         cfg = config
         cfg.validate()
-        self.words = WordEmbedding(vocab_size, cfg.word_dim, word_vectors, freeze_words)
+        self.words: WordEmbedding | None = None
+        self.uniter: UniterEncoder | None = None
+        if cfg.front == "uniter":
+            self.uniter = UniterEncoder(UniterSettings.from_dict(cfg.uniter), word_pieces)
+        else:
+            self.words = WordEmbedding(vocab_size, cfg.word_dim, word_vectors, freeze_words)
         self.word_dropout = nn.Dropout(cfg.word_dropout)
-        self.phrases = PhraseEncoder(self.words.dim, cfg.lstm_hidden, cfg.joint,
+        self.phrases = PhraseEncoder(cfg.word_dim if self.words is None else self.words.dim,
+                                     cfg.lstm_hidden, cfg.joint,
                                      attention=cfg.phrase_attention)
         state, text = self.phrases.state_dim, self.phrases.out_dim
         release = cfg.layers == "release"
@@ -433,7 +489,11 @@ class RCRN(nn.Module):
               text: torch.Tensor | None) -> torch.Tensor:
         """Word vectors of phrases ``[P, L] -> [P, L, word_dim]``: the contextual
         vectors ``text[positions]`` of the vision-language layers where the phrase
-        has a position in its expression, the word embedding elsewhere."""
+        has a position in its expression, the word embedding elsewhere (zeros without
+        a word embedding: the UNITER front end)."""
+        if self.words is None:
+            has = (positions >= 0)[..., None]
+            return torch.where(has, text[positions.clamp(min=0)], text.new_zeros(()))
         words = self.words(tokens)
         if text is None or positions is None:
             return words
