@@ -1,3 +1,12 @@
+"""Suite-wide settings; the release's checkpoint layout (``test_release``) is importable
+by the other test modules in any import mode."""
+
+import sys
 import warnings
+from pathlib import Path
 
 warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=DeprecationWarning)
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rcrn.batching import Vocab, collate
 from rcrn.losses import LossConfig, model_loss
-from rcrn.models.rcrn import RCRN, RCRNConfig
+from rcrn.models.rcrn import RCRNConfig
 from rcrn.models.uniter import (
     UniterEncoder,
     UniterSettings,
@@ -249,3 +249,41 @@ def test_uniter_front_end_settings_are_checked(vocab_dir):
     cfg["uniter"].update(tokenizer=str(vocab_dir), weights=str(vocab_dir / "none.pt"))
     with pytest.raises(ConfigError, match=r"model.uniter.weights: .*none.pt: no such UNITER"):
         build_model({"model": cfg}, Vocab(["a"]))
+
+
+def test_release_checkpoint_with_uniter_converts(tmp_path, vocab_dir, capsys):
+    from test_release import release_state
+
+    from rcrn.cli import main
+    from rcrn.engine.trainer import load_checkpoint
+
+    state = release_state(vocab_rows=36, word=16, vis=16)
+    head = state["model"]
+    del head["refdet_head.rnn_encoder.embedding.weight"]     # the BiLSTM reads UNITER's words
+    uniter = uniter_state(bert_reference(layers=2))
+    head.update({"uniter." + k: v for k, v in uniter.items() if k.startswith("uniter.")})
+    head["uniter.re_output.weight"] = torch.zeros(1, 16)     # the wrapper's own heads
+    head["uniter.ng_output_global.weight"] = torch.zeros(2, 16)
+    torch.save(state, tmp_path / "model_final.pth")
+    words = ["<pad>"] + [f"w{i}" for i in range(30)] + ["<unk>"]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    base = ["convert-checkpoint", "--from", "gitm-mr", str(tmp_path / "model_final.pth"),
+            "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "ours.pt")]
+    assert main(base) == 2
+    assert "give its BERT tokenizer folder (--tokenizer DIR)" in capsys.readouterr().err
+    assert main(base + ["--tokenizer", str(vocab_dir)]) == 0
+    assert "UNITER in front" in capsys.readouterr().out
+    model, vocab, config, _ = load_checkpoint(tmp_path / "ours.pt")
+    assert config["model"]["front"] == "uniter" and model.words is None
+    assert config["model"]["uniter"]["layers"] == 2 and model.uniter.pieces.pieces == PIECES
+    sd = model.state_dict()
+    u = "uniter.uniter.encoder.layer.1.attention.self."
+    assert torch.equal(sd["uniter.blocks.1.qkv.bias"],
+                       torch.cat([head[u + n + ".bias"] for n in ("query", "key", "value")]))
+    assert torch.equal(sd["phrases.lstm.weight_ih_l0"],
+                       head["refdet_head.rnn_encoder.rnn.weight_ih_l0"])
+    rng = np.random.default_rng(1)
+    probs = [random_problem(rng, 3, 5, 12) for _ in range(3)]
+    model.eval()
+    out = model(collate(probs, vocab))
+    assert torch.isfinite(out.match_logit).all()

@@ -476,14 +476,15 @@ def _convert_checkpoint(args: argparse.Namespace) -> int:
         raise CommandError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        config = convert_checkpoint(args.checkpoint, args.vocab, out)
+        config = convert_checkpoint(args.checkpoint, args.vocab, out, tokenizer=args.tokenizer)
     except (ReleaseCheckpointError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     except ValueError as exc:  # the vocabulary file (Vocab names it)
         raise CommandError(str(exc)) from exc
     model = config["model"]
+    front = ", UNITER in front" if model.get("front") == "uniter" else ""
     print(f"wrote {out}: the official preset (regions {model['vis_dim']}-d, words "
-          f"{model['word_dim']}-d); evaluate with\n  rcrn evaluate --checkpoint {out} "
+          f"{model['word_dim']}-d{front}); evaluate with\n  rcrn evaluate --checkpoint {out} "
           "--benchmark gitm_mr --root DATA --split test")
     return 0
 
@@ -493,11 +494,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert-checkpoint", formatter_class=fmt,
                        help="a checkpoint of the official GITM-MR release -> the official preset",
                        description="Reads a checkpoint of the official GITM-MR release "
-                                   "(SHTUPLUS/GITM-MR; RCRN-T: GloVe words and a BiLSTM)\n"
-                                   "and its word vocabulary file, and writes a checkpoint of "
-                                   "the official preset\n(rcrn/configs/official.yaml) that "
-                                   "rcrn evaluate and load_checkpoint read.\nA missing, "
-                                   "unknown or mis-shaped key is an error naming the key.",
+                                   "(SHTUPLUS/GITM-MR: RCRN-T, GloVe words and a BiLSTM, or\n"
+                                   "the full model with UNITER in front) and its word "
+                                   "vocabulary file, and writes a\ncheckpoint of the official "
+                                   "preset (rcrn/configs/official.yaml; with UNITER,\n"
+                                   "RCRNConfig.official_uniter()) that rcrn evaluate and "
+                                   "load_checkpoint read.\nA missing, unknown or mis-shaped "
+                                   "key is an error naming the key.",
                        epilog="Example:\n  rcrn convert-checkpoint --from gitm-mr "
                               "ckpt/model_final.pth \\\n"
                               "      --vocab data/word_embedding/vocabulary_72700.txt "
@@ -507,6 +510,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where the checkpoint comes from")
     p.add_argument("--vocab", required=True,
                    help="the release's vocabulary file (one word a line, <pad> first)")
+    p.add_argument("--tokenizer", metavar="DIR",
+                   help="local BERT-base-cased tokenizer folder (vocab.txt); needed when the "
+                        "checkpoint holds UNITER")
     p.add_argument("--out", required=True, help="the checkpoint to write")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     p.set_defaults(func=_convert_checkpoint)

@@ -8,6 +8,15 @@ word ids are the lines of its vocabulary file (``word_embedding/vocabulary_72700
 that computes the same thing, and checks every shape; :func:`convert_checkpoint`
 writes a checkpoint that ``load_checkpoint`` and ``rcrn evaluate`` read.
 
+A checkpoint of the full model (the release's ``VIS_FEAT_TYPE: uniter``) also holds
+UNITER under ``uniter.uniter.`` (its first layers, ``MODEL.REF.USE_LAYER``) and the
+head's BiLSTM reads UNITER's 768-d word outputs instead of an embedding; it converts
+into ``RCRNConfig.official_uniter()`` with its sizes read off the tensors (12
+attention heads per 768 wide: BERT's 64 per head).  The heads of the release's
+UNITER wrapper (``uniter.re_output``, ``uniter.ng_output_*``, ...) score only in its
+own UNITER baseline, not in RCRN, and are skipped.  Its word pieces come from a local
+BERT-base-cased tokenizer folder (the release reads ``bert-base-cased``).
+
 Two tensors of the release hold four gates each (``weight_module_init_s`` and
 ``_m``: Linear(phrase state + 10 -> 4)).  The release uses outputs 0-2 of the first
 (the two GateSum weights, then β of the grounding branch's propagation) and outputs
@@ -55,9 +64,10 @@ def _linear(ours: str, theirs: str) -> dict[str, str]:
     return {f"{ours}.weight": f"{theirs}.weight", f"{ours}.bias": f"{theirs}.bias"}
 
 
-def _name_map(regression: bool) -> dict[str, str]:
-    """Our parameter name -> the release head's, for everything but the gates."""
-    m = {"words.embedding.weight": "rnn_encoder.embedding.weight"}
+def _name_map(regression: bool, uniter: bool = False) -> dict[str, str]:
+    """Our parameter name -> the release head's, for everything but the gates (and
+    UNITER, :func:`rcrn.models.uniter.uniter_name_map`)."""
+    m = {} if uniter else {"words.embedding.weight": "rnn_encoder.embedding.weight"}
     m.update({f"phrases.lstm.{k}": f"rnn_encoder.rnn.{k}" for k in _LSTM})
     for head, enc in (("app", "node"), ("pos", "location"), ("spo", "relation")):
         m.update(_linear(f"phrases.attn.{head}", f"{enc}_input_encoder.fc"))
@@ -99,8 +109,15 @@ _GATES = {"local_full": ("weight_module_init_s", slice(0, 2)),
           "match_down": ("weight_module_init_m", slice(3, 4))}
 
 
-def official_config(vis_dim: int, word_dim: int, regression: bool = True) -> dict[str, Any]:
-    """The ``model`` section of ``rcrn/configs/official.yaml`` for the given input sizes."""
+#: The release's UNITER path: where the encoder sits, and its wrapper's own heads.
+UNITER_PREFIX = "uniter.uniter."
+_UNITER_HEADS = ("uniter.re_output.", "uniter.ng_output", "uniter.fc_att.", "uniter.cls.")
+
+
+def official_config(vis_dim: int, word_dim: int, regression: bool = True,
+                    uniter: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``model`` section of ``rcrn/configs/official.yaml`` for the given input sizes
+    (with ``uniter`` settings: the full model, UNITER in front)."""
     from rcrn.engine.config import read_yaml
 
     path = Path(__file__).resolve().parent.parent / "configs" / "official.yaml"
@@ -109,7 +126,27 @@ def official_config(vis_dim: int, word_dim: int, regression: bool = True) -> dic
     model = dict(read_yaml(path)["model"])
     model.update(vis_dim=int(vis_dim), pair_dim=int(vis_dim), word_dim=int(word_dim),
                  regression=bool(regression), program=to_text(ABLATIONS[model["program"]]))
+    if uniter is not None:
+        model.update(front="uniter", uniter=dict(uniter))
     return model
+
+
+def _uniter_settings(state: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+    """UNITER's sizes read off a release checkpoint's tensors (None without UNITER)."""
+    enc = {k[len(UNITER_PREFIX):]: v for k, v in state.items() if k.startswith(UNITER_PREFIX)}
+    if not enc:
+        return None
+    need = ("embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
+            "img_embeddings.img_linear.weight", "encoder.layer.0.intermediate.dense.weight")
+    for key in need:
+        if key not in enc or not isinstance(enc[key], torch.Tensor) or enc[key].dim() != 2:
+            raise ReleaseCheckpointError(f"{where}: missing key {UNITER_PREFIX}{key}")
+    layers = {int(k.split(".")[2]) for k in enc
+              if k.startswith("encoder.layer.") and k.split(".")[2].isdigit()}
+    rows, hidden = enc[need[0]].shape
+    return dict(layers=max(layers) + 1, hidden=int(hidden), heads=max(1, int(hidden) // 64),
+                intermediate=int(enc[need[3]].shape[0]), vocab_size=int(rows),
+                max_positions=int(enc[need[1]].shape[0]), img_dim=int(enc[need[2]].shape[1]))
 
 
 def _head(state: Mapping[str, Any], where: str) -> dict[str, torch.Tensor]:
@@ -117,13 +154,9 @@ def _head(state: Mapping[str, Any], where: str) -> dict[str, torch.Tensor]:
         raise ReleaseCheckpointError(f"{where}: not a state_dict (a {type(state).__name__})")
     if "model" in state and isinstance(state["model"], Mapping):
         state = state["model"]
-    if any(k.startswith("uniter.") for k in state):
-        raise ReleaseCheckpointError(
-            f"{where}: key 'uniter.*': this checkpoint holds the release's VLP (UNITER) front "
-            "end; only RCRN-T checkpoints (GloVe words and a BiLSTM) convert")
     prefixed = any(k.startswith(HEAD_PREFIX) for k in state)
     head = {k[len(HEAD_PREFIX):] if prefixed else k: v for k, v in state.items()
-            if not prefixed or k.startswith(HEAD_PREFIX)}
+            if (k.startswith(HEAD_PREFIX) if prefixed else not k.startswith("uniter."))}
     for k, v in head.items():
         if not isinstance(v, torch.Tensor):
             raise ReleaseCheckpointError(f"{where}: key {k!r} is not a tensor")
@@ -136,13 +169,17 @@ def release_key_shapes(state: Mapping[str, torch.Tensor]) -> dict[str, tuple[int
     from rcrn.models.rcrn import RCRN, RCRNConfig
 
     head = _head(state, "state_dict")
-    vis, word = _sizes(head, "state_dict")
-    cfg = RCRNConfig(**official_config(vis, word, "regression_head.box_regre.weight" in head))
+    model_dict = state.get("model", state) if isinstance(state, Mapping) else state
+    uniter = _uniter_settings(model_dict, "state_dict")
+    vis, word = _sizes(head, "state_dict", uniter is not None)
+    cfg = RCRNConfig(**official_config(vis, word, "regression_head.box_regre.weight" in head,
+                                       uniter))
+    rows = 1 if uniter else int(head["rnn_encoder.embedding.weight"].shape[0])
     with torch.device("meta"):
-        model = RCRN(cfg, int(head["rnn_encoder.embedding.weight"].shape[0]))
+        model = RCRN(cfg, rows)
     ours = model.state_dict()
     shapes = {theirs: tuple(ours[mine].shape)
-              for mine, theirs in _name_map(cfg.regression).items()}
+              for mine, theirs in _name_map(cfg.regression, uniter is not None).items()}
     for gate, (theirs, _) in _GATES.items():
         w = ours[f"gates.{gate}.gate.linear.weight"]
         shapes[f"{theirs}.0.weight"] = (4, w.shape[1])
@@ -150,16 +187,18 @@ def release_key_shapes(state: Mapping[str, torch.Tensor]) -> dict[str, tuple[int
     return shapes
 
 
-def _sizes(head: Mapping[str, torch.Tensor], where: str) -> tuple[int, int]:
-    for key in ("node_module.feat_normalizer.weight", "rnn_encoder.embedding.weight"):
+def _sizes(head: Mapping[str, torch.Tensor], where: str, uniter: bool = False
+           ) -> tuple[int, int]:
+    """Region and word widths: the embedding's (RCRN-T), the BiLSTM's input (UNITER)."""
+    words = "rnn_encoder.rnn.weight_ih_l0" if uniter else "rnn_encoder.embedding.weight"
+    for key in ("node_module.feat_normalizer.weight", words):
         if key not in head:
             raise ReleaseCheckpointError(f"{where}: missing key {HEAD_PREFIX}{key} (not a "
                                          "checkpoint of the release's RCRN head?)")
-    vis = head["node_module.feat_normalizer.weight"]
-    emb = head["rnn_encoder.embedding.weight"]
+    vis, emb = head["node_module.feat_normalizer.weight"], head[words]
     if vis.dim() != 2 or emb.dim() != 2:
         raise ReleaseCheckpointError(f"{where}: key {HEAD_PREFIX}node_module.feat_normalizer"
-                                     ".weight or rnn_encoder.embedding.weight is not 2-d")
+                                     f".weight or {words} is not 2-d")
     return int(vis.shape[1]), int(emb.shape[1])
 
 
@@ -180,20 +219,42 @@ def convert_state_dict(state: Mapping[str, Any], vocab_size: int, where: str = "
             vocabulary larger than the embedding.
     """
     from rcrn.models.rcrn import RCRN, RCRNConfig
+    from rcrn.models.uniter import UniterSettings, UniterWeightsError, convert_uniter_state
 
     head = _head(state, where)
-    vis, word = _sizes(head, where)
-    rows = int(head["rnn_encoder.embedding.weight"].shape[0])
+    model_dict = state["model"] if isinstance(state.get("model"), Mapping) else state
+    uniter = _uniter_settings(model_dict, where)
+    vis, word = _sizes(head, where, uniter is not None)
+    rows = vocab_size if uniter else int(head["rnn_encoder.embedding.weight"].shape[0])
     if vocab_size > rows:
         raise ReleaseCheckpointError(f"{where}: the vocabulary has {vocab_size} words but key "
                                      f"{HEAD_PREFIX}rnn_encoder.embedding.weight has {rows} "
                                      "rows: not this checkpoint's vocabulary")
-    model_cfg = official_config(vis, word, "regression_head.box_regre.weight" in head)
-    with torch.device("meta"):
-        model = RCRN(RCRNConfig(**model_cfg), vocab_size)
+    model_cfg = official_config(vis, word, "regression_head.box_regre.weight" in head, uniter)
+    try:
+        with torch.device("meta"):
+            model = RCRN(RCRNConfig(**model_cfg), vocab_size)
+    except ValueError as exc:   # sizes the official preset cannot take (named)
+        raise ReleaseCheckpointError(f"{where}: {exc}") from None
     ours = model.state_dict()
-    names = _name_map(model_cfg["regression"])
+    names = _name_map(model_cfg["regression"], uniter is not None)
     out: dict[str, torch.Tensor] = {}
+    if uniter is not None:
+        try:
+            weights, _ = convert_uniter_state(model_dict, UniterSettings(**uniter),
+                                              UNITER_PREFIX, where)
+        except UniterWeightsError as exc:
+            raise ReleaseCheckpointError(str(exc)) from None
+        out.update({f"uniter.{k}": v for k, v in weights.items()})
+        others = sorted(k for k in model_dict if k.startswith("uniter.")
+                        and not k.startswith(UNITER_PREFIX) and not k.startswith(_UNITER_HEADS))
+        if others:
+            raise ReleaseCheckpointError(f"{where}: unknown key {others[0]}")
+    else:
+        stray = sorted(k for k in model_dict if k.startswith("uniter."))
+        if stray:
+            raise ReleaseCheckpointError(f"{where}: unknown key {stray[0]} (the release keeps "
+                                         f"UNITER under {UNITER_PREFIX})")
     used = set()
     for mine, theirs in names.items():
         if theirs not in head:
@@ -224,18 +285,20 @@ def convert_state_dict(state: Mapping[str, Any], vocab_size: int, where: str = "
         raise ReleaseCheckpointError(f"{where}: unknown key {HEAD_PREFIX}{unknown[0]}"
                                      + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1
                                         else ""))
-    missing = sorted(set(ours) - set(out))
+    missing = sorted(k for k in set(ours) - set(out) if not k.startswith("uniter.piece_"))
     if missing:  # a parameter of ours the release does not have: a bug in the name map
         raise ReleaseCheckpointError(f"{where}: nothing in the release for {missing[0]}")
     return out, model_cfg
 
 
 def convert_checkpoint(checkpoint: str | Path, vocab_file: str | Path, out: str | Path,
-                       data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                       data: Mapping[str, Any] | None = None,
+                       tokenizer: str | Path | None = None) -> dict[str, Any]:
     """Write ``out``: the release checkpoint in the official preset, with its vocabulary.
 
-    ``data`` is the config's data section (default: ``gitm_mr.yaml``'s).  Returns the
-    config written.
+    ``data`` is the config's data section (default: ``gitm_mr.yaml``'s).  ``tokenizer``
+    is the local BERT tokenizer folder a checkpoint with UNITER needs (its word pieces
+    are then stored in ``out``).  Returns the config written.
     """
     from rcrn.batching import Vocab
     from rcrn.engine.config import read_yaml
@@ -254,12 +317,18 @@ def convert_checkpoint(checkpoint: str | Path, vocab_file: str | Path, out: str 
                                      f"({type(exc).__name__}: {str(exc).splitlines()[0]})"
                                      ) from None
     weights, model_cfg = convert_state_dict(state, len(vocab.itos), str(checkpoint))
+    if model_cfg.get("front") == "uniter":
+        if tokenizer is None:
+            raise ReleaseCheckpointError(f"{checkpoint}: holds UNITER (keys {UNITER_PREFIX}*): "
+                                         "give its BERT tokenizer folder (--tokenizer DIR)")
+        model_cfg["uniter"]["tokenizer"] = str(tokenizer)
     configs = Path(__file__).resolve().parent.parent / "configs"
     config = read_yaml(configs / "official.yaml")
     config["model"] = model_cfg
     config.pop("region_encoder", None)   # the release reads precomputed region features
     config["data"] = dict(data if data is not None else read_yaml(configs / "gitm_mr.yaml")["data"])
-    model = build_model(config, vocab, pretrained_words=False)
-    model.load_state_dict(weights)
+    model = build_model(config, vocab, pretrained_words=model_cfg.get("front") == "uniter")
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    assert not unexpected and all(k.startswith("uniter.piece_") for k in missing), missing
     save_checkpoint(out, model, vocab, config)
     return config

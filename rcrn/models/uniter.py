@@ -13,7 +13,8 @@ word vectors that the phrase encoder reads.  Everything after that is RCRN-T.
 * :class:`UniterSettings` holds the sizes (UNITER-base by default) and the local
   paths of the tokenizer folder and of the weights.
 * :class:`UniterEncoder` is the network; it keeps its word-piece vocabulary in its
-  state_dict (buffers ``piece_bytes`` and ``piece_lower``), so a trained checkpoint needs no tokenizer folder.
+  state_dict (buffers ``piece_bytes`` and ``piece_lower``), so a trained checkpoint
+  needs no tokenizer folder.
 * :func:`uniter_name_map` and :func:`load_uniter_weights` read UNITER's checkpoints
   (``uniter-base.pt``: keys ``uniter.embeddings.*``, ``uniter.img_embeddings.*``,
   ``uniter.encoder.layer.N.*``) by their key names; layers past the front end's and
@@ -392,7 +393,6 @@ class UniterEncoder(nn.Module):
         dev = regions.device
         pieces, owner, lengths = (t.to(dev) for t in self.tokenize(texts, ids))
         B, Lp = pieces.shape
-        N = regions.shape[1]
         pos = torch.arange(Lp, device=dev)
         text = self.word_embed(pieces) + self.pos_embed(pos)[None] + self.type_embed.weight[0]
         text = self.drop(self.text_norm(text))
