@@ -90,6 +90,9 @@ def reference_forward(model: torch.nn.Module, problems: Sequence[GroundingProble
     cfg = model.config
     if getattr(cfg, "vl_layers", 0):
         raise NotImplementedError("reference_forward does not cover vision-language layers")
+    if getattr(cfg, "front", "words") != "words":
+        raise NotImplementedError("reference_forward does not cover the UNITER front end "
+                                  "(tests/test_uniter.py checks it against BERT's own code)")
     if getattr(model, "region_encoder", None) is not None:
         raise NotImplementedError("reference_forward reads the problems' region features; "
                                   "it does not cover pixel region encoders")

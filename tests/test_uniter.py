@@ -287,3 +287,17 @@ def test_release_checkpoint_with_uniter_converts(tmp_path, vocab_dir, capsys):
     model.eval()
     out = model(collate(probs, vocab))
     assert torch.isfinite(out.match_logit).all()
+
+
+def test_official_uniter_yaml_is_the_python_preset():
+    from importlib import resources
+
+    from rcrn.engine.config import load_config
+
+    path = resources.files("rcrn") / "configs" / "official_uniter.yaml"
+    config = load_config(path)
+    section = dict(config["model"])
+    section.pop("program")
+    paths = {k: section["uniter"][k] for k in ("tokenizer", "weights")}
+    assert RCRNConfig(**section) == RCRNConfig.official_uniter(uniter=paths)
+    assert config["data"]["benchmark"] == "gitm_mr" and "region_encoder" not in config

@@ -221,7 +221,13 @@ def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
         raise CommandError(f"{bench.root} train: no proposal carries region features "
                            f"(vinvl_objects/ or data.proposals must give them)")
     model = config.setdefault("model", {})
-    if model.setdefault("vis_dim", dim) != dim:
+    if model.get("front") == "uniter":   # the features are UNITER's input
+        uniter = model.setdefault("uniter", {})
+        if uniter.setdefault("img_dim", dim) != dim:
+            raise CommandError(f"model.uniter.img_dim is {uniter['img_dim']} but the release's "
+                               f"region features have {dim} values; set "
+                               f"model.uniter.img_dim={dim}")
+    elif model.setdefault("vis_dim", dim) != dim:
         raise CommandError(f"model.vis_dim is {model['vis_dim']} but the release's region "
                            f"features have {dim} values; set model.vis_dim={dim}")
     eval_split = data.get("eval_split", "val")
