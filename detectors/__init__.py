@@ -30,7 +30,6 @@ from detectors.readers import (
     VinVLPredictions,
     uniter_num_boxes,
 )
-from detectors.region_cnn import RegionCNN, roi_align
 from detectors.store import FeatureStore, StoreWriter, convert, open_store, store_info
 
 __all__ = [
@@ -42,3 +41,13 @@ __all__ = [
     "ComponentsDetector", "find_components", "label_components",
     "RegionCNN", "roi_align", "Detectron2Detector",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the torch-based region head is imported on first use: reading detector outputs
+    # and feature stores does not need torch
+    if name in ("RegionCNN", "roi_align"):
+        from detectors import region_cnn
+
+        return getattr(region_cnn, name)
+    raise AttributeError(f"module 'detectors' has no attribute {name!r}")

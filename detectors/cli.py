@@ -14,6 +14,8 @@ __all__ = ["register"]
 _CONVERT_EPILOG = """examples:
   rcrn features convert --from vinvl predictions.tsv --out stores/vinvl --float16
   rcrn features convert --from oscar features.tsv --out stores/oscar --opt sizes=hw.tsv
+  rcrn features convert --from oscar features.tsv --out stores/oscar --opt sizes=hw.tsv \\
+      --opt dtype=float16        # a release whose feature bytes are float16
   rcrn features convert --from uniter npz_dir/ --out stores/uniter --opt sizes=images/ \\
       --opt num_bb=36
   rcrn features convert --from gitm-mr data/vinvl_objects --out stores/gitm --float16
@@ -96,12 +98,20 @@ def _open_source(name: str, path: str, options: dict[str, Any]) -> Any:
         raise CommandError(f"bad option for {name}: {exc}{accepted}") from None
     except (DetectorDataError, MissingDependencyError) as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(_os_message(exc, path)) from None
+
+
+def _os_message(exc: OSError, path: str) -> str:
+    return f"{exc.filename or path}: {exc.strerror or exc}"
 
 
 def _convert(args: argparse.Namespace) -> int:
     from detectors.errors import DetectorDataError, MissingDependencyError
     from detectors.store import convert
 
+    if args.limit is not None and args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
     options = dict(args.opt)
     source = _open_source(args.source_format, args.input, options)
     info = {"format": args.source_format, "location": args.input, "options": options}
@@ -110,6 +120,8 @@ def _convert(args: argparse.Namespace) -> int:
                        overwrite=args.overwrite, source_info=info, limit=args.limit)
     except (DetectorDataError, MissingDependencyError) as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(_os_message(exc, args.out)) from None
     print(f"wrote {args.out}: {meta['num_images']} images, {meta['num_boxes']} boxes, "
           f"features {meta['feature_dim']}-d {meta['dtype']}")
     return 0

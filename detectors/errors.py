@@ -8,8 +8,14 @@ __all__ = ["DetectorDataError", "ImageNotFoundError", "MissingDependencyError"]
 class DetectorDataError(ValueError):
     """A detector output, a feature store or an image is malformed.
 
-    The message names the file and the row or record at fault.
+    The message names the file and the row or record at fault; it is always one
+    line (line breaks quoted from a file or a library are folded into spaces).
     """
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str) and ("\n" in args[0] or "\r" in args[0]):
+            args = (" ".join(args[0].split()),) + args[1:]
+        super().__init__(*args)
 
 
 class ImageNotFoundError(DetectorDataError, KeyError):

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         t_write = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        source = BottomUpTsv(tsv)
+        source = BottomUpTsv(tsv, dim=args.dim)
         t_index = time.perf_counter() - t0
         store_dir = work / "store"
         t0 = time.perf_counter()

@@ -5,7 +5,6 @@ These sources carry no region features; labels are the category / object names.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -14,27 +13,24 @@ import numpy as np
 
 from detectors.base import BaseSource, make_proposals, register
 from detectors.errors import DetectorDataError
-from detectors.readers._common import require_file
+from detectors.readers._common import _size_pair, read_json_file, require_file, strict_int
 from rcrn.structures import Proposals
 
 __all__ = ["CocoBoxes", "GqaSceneGraphs"]
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DetectorDataError(f"{path}: not valid JSON ({exc})") from None
+    return read_json_file(path)
 
 
 def _xywh(value: Any, where: str) -> list[float]:
-    try:
-        x, y, w, h = (float(v) for v in value)
-    except (TypeError, ValueError):
+    numbers = isinstance(value, (list, tuple)) and len(value) == 4 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    if not numbers:
         raise DetectorDataError(f"{where}: bbox must be 4 numbers [x, y, w, h], got "
-                                f"{str(value)[:60]!r}") from None
-    if not all(np.isfinite([x, y, w, h])) or w < 0 or h < 0:
+                                f"{str(value)[:60]!r}")
+    x, y, w, h = (float(v) for v in value)
+    if not all(np.isfinite([x, y, w, h, x + w, y + h])) or w < 0 or h < 0:
         raise DetectorDataError(f"{where}: bbox [x, y, w, h] = {[x, y, w, h]} needs finite "
                                 f"values and w, h >= 0")
     return [x, y, x + w, y + h]
@@ -65,19 +61,23 @@ class CocoBoxes(BaseSource):
 
     def __init__(self, path: str | Path, categories: Iterable[str] | str | None = None,
                  include_crowd: bool = False) -> None:
-        path = require_file(path, "COCO annotation file")
+        path = require_file(path, "COCO annotation file", kind="file")
         self.location = str(path)
         data = _read_json(path)
         if not isinstance(data, dict) or "images" not in data or "annotations" not in data:
             raise DetectorDataError(f"{path}: expected a COCO file with 'images', 'annotations' "
                                     f"and 'categories'")
+        for key in ("images", "annotations", "categories"):
+            if not isinstance(data.get(key, []), list):
+                raise DetectorDataError(f"{path}: {key!r} must be a list, got "
+                                        f"{type(data[key]).__name__}")
+        if not data["images"]:
+            raise DetectorDataError(f"{path}: 'images' is empty (an empty source)")
         names: dict[int, str] = {}
         for k, cat in enumerate(data.get("categories", [])):
-            try:
-                names[int(cat["id"])] = str(cat["name"])
-            except (KeyError, TypeError, ValueError):
-                raise DetectorDataError(f"{path} categories[{k}]: needs 'id' and "
-                                        f"'name'") from None
+            if not isinstance(cat, dict) or "id" not in cat or "name" not in cat:
+                raise DetectorDataError(f"{path} categories[{k}]: needs 'id' and 'name'")
+            names[strict_int(cat["id"], f"{path} categories[{k}]", "'id'")] = str(cat["name"])
         wanted = _name_filter(categories)
         if wanted is not None and not wanted <= set(names.values()):
             unknown = sorted(wanted - set(names.values()))
@@ -86,11 +86,16 @@ class CocoBoxes(BaseSource):
         self.aliases: dict[str, str] = {}
         for k, img in enumerate(data["images"]):
             where = f"{path} images[{k}]"
-            try:
-                key = str(img["id"])
-                size = (int(img["width"]), int(img["height"]))
-            except (KeyError, TypeError, ValueError):
-                raise DetectorDataError(f"{where}: needs 'id', 'width' and 'height'") from None
+            if not isinstance(img, dict) or not {"id", "width", "height"} <= img.keys():
+                raise DetectorDataError(f"{where}: needs 'id', 'width' and 'height'")
+            if isinstance(img["id"], bool) or not isinstance(img["id"], (int, str)) \
+                    or img["id"] == "":
+                raise DetectorDataError(f"{where}: 'id' must be an integer or a name, got "
+                                        f"{str(img['id'])[:40]!r}")
+            key = str(img["id"])
+            size = _size_pair([img["width"], img["height"]], where)
+            if key in self.images:
+                raise DetectorDataError(f"{where}: image id {key} appears twice in 'images'")
             self.images[key] = {"size": size, "boxes": [], "labels": []}
             name = str(img.get("file_name", ""))
             if name:
@@ -105,13 +110,16 @@ class CocoBoxes(BaseSource):
                 continue
             key = str(ann["image_id"])
             if key not in self.images:
-                raise DetectorDataError(f"{where}: image_id {ann['image_id']!r} is not in "
-                                        f"'images'")
+                raise DetectorDataError(f"{where}: image_id {str(ann['image_id'])[:40]!r} is not "
+                                        f"in 'images'")
+            cat_id = ann.get("category_id")
             try:
-                label = names[int(ann["category_id"])]
-            except (KeyError, TypeError, ValueError):
-                raise DetectorDataError(f"{where}: category_id {ann.get('category_id')!r} is "
-                                        f"not in 'categories'") from None
+                label = names.get(strict_int(cat_id, where, "category_id"))
+            except DetectorDataError:
+                label = None
+            if label is None:
+                raise DetectorDataError(f"{where}: category_id {str(cat_id)[:40]!r} is not in "
+                                        f"'categories'")
             if wanted is not None and label not in wanted:
                 continue
             rec = self.images[key]
@@ -156,21 +164,22 @@ class GqaSceneGraphs(BaseSource):
 
     def __init__(self, path: str | Path,
                  categories: Iterable[str] | str | None = None) -> None:
-        path = require_file(path, "GQA scene-graph file")
+        path = require_file(path, "GQA scene-graph file", kind="file")
         self.location = str(path)
         data = _read_json(path)
         if not isinstance(data, dict):
             raise DetectorDataError(f"{path}: expected {{imageId: scene graph}}")
+        if not data:
+            raise DetectorDataError(f"{path}: holds no scene graphs (an empty source)")
         wanted = _name_filter(categories)
         self.images: dict[str, dict[str, Any]] = {}
         for image_id, graph in data.items():
             where = f"{path} image {image_id!r}"
             if not isinstance(graph, dict):
                 raise DetectorDataError(f"{where}: expected a scene graph object")
-            try:
-                size = (int(graph["width"]), int(graph["height"]))
-            except (KeyError, TypeError, ValueError):
-                raise DetectorDataError(f"{where}: needs integer 'width' and 'height'") from None
+            if "width" not in graph or "height" not in graph:
+                raise DetectorDataError(f"{where}: needs integer 'width' and 'height'")
+            size = _size_pair([graph["width"], graph["height"]], where)
             boxes, labels, ids = [], [], []
             objects = graph.get("objects", {})
             if not isinstance(objects, dict):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,14 @@ import numpy as np
 
 from detectors.base import BaseSource, make_proposals, register
 from detectors.errors import DetectorDataError
-from detectors.readers._common import H5Files, require_file
+from detectors.readers._common import (
+    H5Files,
+    _size_pair,
+    os_error,
+    read_json_file,
+    require_file,
+    strict_int,
+)
 from rcrn import safe_pickle
 from rcrn.structures import Proposals
 
@@ -20,16 +26,38 @@ __all__ = ["GitmMrObjects", "SgmnObjects"]
 
 
 def _row(dataset: Any, idx: int, count: int, where: str, what: str, width: int | None) -> Any:
+    if dataset.ndim != 3 or (width is not None and dataset.shape[2] != width):
+        want = f"[images, objects, {width}]" if width is not None else "[images, objects, dim]"
+        raise DetectorDataError(f"{where}: {what} has shape {list(dataset.shape)}, expected "
+                                f"{want}")
+    if dataset.dtype.kind != "f":
+        raise DetectorDataError(f"{where}: {what} holds {dataset.dtype}, expected floats")
     if not 0 <= idx < dataset.shape[0]:
         raise DetectorDataError(f"{where}: row {idx} is outside {what} with {dataset.shape[0]} "
                                 f"rows")
     if count > dataset.shape[1]:
         raise DetectorDataError(f"{where}: {count} objects but {what} holds at most "
                                 f"{dataset.shape[1]} per image")
-    if width is not None and (dataset.ndim != 3 or dataset.shape[2] != width):
-        raise DetectorDataError(f"{where}: {what} has shape {list(dataset.shape)}, expected "
-                                f"[images, objects, {width}]")
-    return dataset[idx, :count]
+    return H5Files.read(dataset, (idx, slice(0, count)), f"{where} {what}")
+
+
+def _file_part(value: Any, where: str) -> str:
+    """The ``{file}`` of ``gt_objects_{file}.h5``: a plain name, never a path."""
+    text = str(value)
+    if isinstance(value, (bool, float)) or not text or "/" in text or "\\" in text \
+            or ".." in text or "\x00" in text:
+        raise DetectorDataError(f"{where}: 'file' must name a gt_objects_<file>.h5 next to the "
+                                f"index, got {text[:40]!r}")
+    return text
+
+
+def _records(info: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(info, Mapping):
+        raise DetectorDataError(f"{path}: expected a dict {{image_id: record}}, got "
+                                f"{type(info).__name__}")
+    if not info:
+        raise DetectorDataError(f"{path}: holds no images (an empty source)")
+    return {str(k): v for k, v in info.items()}
 
 
 @register("gitm-mr", "GITM-MR vinvl_objects/: rois_info.pkl + gt_objects_{file}.h5")
@@ -52,15 +80,14 @@ class GitmMrObjects(BaseSource):
         self.info_path = path / "rois_info.pkl" if path.is_dir() else path
         self.root = self.info_path.parent
         self.location = str(self.info_path)
-        require_file(self.info_path, "rois_info.pkl")
+        require_file(self.info_path, "rois_info.pkl", kind="file")
         try:
             info = safe_pickle.load(self.info_path)
         except safe_pickle.UnsafePickleError as exc:
             raise DetectorDataError(str(exc)) from None
-        if not isinstance(info, Mapping):
-            raise DetectorDataError(f"{self.info_path}: expected a dict {{image_id: record}}, "
-                                    f"got {type(info).__name__}")
-        self.info = {str(k): v for k, v in info.items()}
+        except OSError as exc:
+            raise os_error(self.info_path, exc) from None
+        self.info = _records(info, self.info_path)
         self.h5 = H5Files("GITM-MR region features")
 
     def image_ids(self) -> list[str]:
@@ -77,13 +104,16 @@ class GitmMrObjects(BaseSource):
         missing = [k for k in ("size", "num_objs", "box", "file", "idx") if k not in rec]
         if missing:
             raise DetectorDataError(f"{where}: missing fields {missing}")
+        n = strict_int(rec["num_objs"], where, "num_objs", minimum=0)
+        idx = strict_int(rec["idx"], where, "idx", minimum=0)
+        size = _size_pair(list(rec["size"]) if isinstance(rec["size"], (tuple, np.ndarray))
+                          else rec["size"], where)
         try:
-            n = int(rec["num_objs"])
-            boxes = np.asarray(rec["box"], dtype=np.float32).reshape(-1, 4)
-            size = (int(rec["size"][0]), int(rec["size"][1]))
-            idx = int(rec["idx"])
-        except (TypeError, ValueError, IndexError) as exc:
-            raise DetectorDataError(f"{where}: malformed record ({exc})") from None
+            with np.errstate(over="ignore"):
+                boxes = np.asarray(rec["box"], dtype=np.float32).reshape(-1, 4)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise DetectorDataError(f"{where}: 'box' is not an [n, 4] array of numbers "
+                                    f"({exc})") from None
         if len(boxes) < n:
             raise DetectorDataError(f"{where}: num_objs is {n} but only {len(boxes)} boxes")
         boxes = boxes[:n]
@@ -94,11 +124,11 @@ class GitmMrObjects(BaseSource):
             if len(cls) < n:
                 raise DetectorDataError(f"{where}: num_objs is {n} but only {len(cls)} classes")
             labels = [c.decode() if isinstance(c, bytes) else str(c) for c in cls[:n]]
-        h5_path = self.root / f"gt_objects_{rec['file']}.h5"
+        h5_path = self.root / f"gt_objects_{_file_part(rec['file'], where)}.h5"
         dataset = self.h5.dataset(h5_path, "features")
         feats = _row(dataset, idx, n, f"{where} ({h5_path})", "dataset 'features'", None)
         return make_proposals(f"{where} ({h5_path} row {idx})", boxes=boxes, image_size=size,
-                              labels=labels, features=np.asarray(feats), image_id=image_id)
+                              labels=labels, features=feats, image_id=image_id)
 
 
 @register("sgmn", "Ref-Reasoning/SGMN gt_objects/: gt_objects_info.json + gt_objects_{n}.h5")
@@ -122,14 +152,8 @@ class SgmnObjects(BaseSource):
         self.info_path = path / "gt_objects_info.json" if path.is_dir() else path
         self.root = self.info_path.parent
         self.location = str(self.info_path)
-        require_file(self.info_path, "gt_objects_info.json")
-        try:
-            info = json.loads(self.info_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DetectorDataError(f"{self.info_path}: not valid JSON ({exc})") from None
-        if not isinstance(info, dict):
-            raise DetectorDataError(f"{self.info_path}: expected {{image_id: record}}")
-        self.info = {str(k): v for k, v in info.items()}
+        require_file(self.info_path, "gt_objects_info.json", kind="file")
+        self.info = _records(read_json_file(self.info_path), self.info_path)
         self.h5 = H5Files("SGMN region features")
 
     def image_ids(self) -> list[str]:
@@ -141,16 +165,18 @@ class SgmnObjects(BaseSource):
     def _get(self, image_id: str) -> Proposals:
         where = f"{self.info_path} record {image_id!r}"
         rec = self.info[image_id]
-        try:
-            n, idx = int(rec["objectsNum"]), int(rec["idx"])
-            size = (int(rec["width"]), int(rec["height"]))
-            h5_path = self.root / f"gt_objects_{rec['file']}.h5"
-        except (TypeError, ValueError, KeyError) as exc:
-            raise DetectorDataError(f"{where}: expected {{file, idx, objectsNum, width, height}} "
-                                    f"({type(exc).__name__}: {exc})") from None
+        missing = [k for k in ("file", "idx", "objectsNum", "width", "height")
+                   if not isinstance(rec, Mapping) or k not in rec]
+        if missing:
+            raise DetectorDataError(f"{where}: expected {{file, idx, objectsNum, width, height}}"
+                                    f", missing {missing}")
+        n = strict_int(rec["objectsNum"], where, "objectsNum", minimum=0)
+        idx = strict_int(rec["idx"], where, "idx", minimum=0)
+        size = _size_pair([rec["width"], rec["height"]], where)
+        h5_path = self.root / f"gt_objects_{_file_part(rec['file'], where)}.h5"
         at = f"{where} ({h5_path} row {idx})"
         feats = _row(self.h5.dataset(h5_path, "features"), idx, n, at, "dataset 'features'",
                      None)
         boxes = _row(self.h5.dataset(h5_path, "bboxes"), idx, n, at, "dataset 'bboxes'", 4)
-        return make_proposals(at, boxes=np.asarray(boxes), image_size=size,
-                              features=np.asarray(feats), image_id=image_id)
+        return make_proposals(at, boxes=boxes, image_size=size, features=feats,
+                              image_id=image_id)

@@ -3,11 +3,15 @@
 Each row is ``image_id \\t ...``; the readers index rows once (from the
 ``.lineidx`` file when there is one) and then decode any image on demand.
 Rows are split on tabs directly, so no ``csv.field_size_limit`` is involved.
+
+Feature bytes are checked against the widths and the dtype the reader is told
+(float32 unless ``dtype="float16"`` is given): float16 or float64 bytes are an
+error naming the row, never features of half or twice the width.  Each row is
+decoded on its own, so one malformed row is an error for that row only.
 """
 
 from __future__ import annotations
 
-import json
 from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +26,13 @@ from detectors.readers._common import (
     TsvIndex,
     _size_pair,
     b64bytes,
+    check_feature_bytes,
     decode_array,
+    feature_layout,
+    json_loads,
     read_vocab,
+    strict_int,
+    strict_number,
 )
 from rcrn.boxes import boxes_from_features6
 from rcrn.structures import Proposals
@@ -57,8 +66,28 @@ class _TsvSource(BaseSource):
     def _parse(self, row: int, line: bytes) -> Proposals:
         """Decode data row ``row`` (its raw bytes ``line``) into proposals."""
 
-    def _empty_features(self) -> np.ndarray | None:
-        """Features ``[0, d]`` for a 0-box row, ``d`` from the first row that has boxes."""
+    def _fields(self, row: int, line: bytes, counts: tuple[int, ...]) -> list[bytes]:
+        """The tab-separated fields of row ``row``; the first must be the indexed image id."""
+        where = self.index.where(row)
+        parts = line.split(b"\t")
+        if len(parts) not in counts:
+            want = " or ".join(str(c) for c in counts)
+            raise DetectorDataError(f"{where}: expected {want} tab-separated fields, got "
+                                    f"{len(parts)} (truncated row?)")
+        if parts[0] != self.index.keys[row].encode("utf-8"):
+            raise DetectorDataError(f"{where}: the row now starts with "
+                                    f"{parts[0][:40]!r}; the file changed since it was indexed")
+        return parts
+
+    def _empty_features(self, known: int | None = None) -> np.ndarray | None:
+        """Features ``[0, d]`` for a 0-box row.
+
+        ``d`` is ``known`` when the options fix it, else the width of the first row
+        with boxes that reads without error (a malformed row is skipped here: it is
+        reported when it is itself read).
+        """
+        if known:
+            return np.zeros((0, known), dtype=self._out_dtype())
         if self.__dict__.get("_probing"):
             return None
         if "_dim" not in self.__dict__:
@@ -66,7 +95,10 @@ class _TsvSource(BaseSource):
             dim = 0
             try:
                 for row, line in self.index.iter_rows():
-                    props = self._parse(row, line)
+                    try:
+                        props = self._parse(row, line)
+                    except DetectorDataError:
+                        continue
                     if len(props):
                         dim = props.feature_dim
                         break
@@ -74,23 +106,28 @@ class _TsvSource(BaseSource):
                 self.__dict__["_probing"] = False
             self.__dict__["_dim"] = dim
         dim = self.__dict__["_dim"]
-        return np.zeros((0, dim), dtype=np.float32) if dim else None
+        return np.zeros((0, dim), dtype=self._out_dtype()) if dim else None
+
+    def _out_dtype(self) -> np.dtype:
+        dt = getattr(self, "dtype", np.dtype(np.float32))
+        return np.dtype(dt).newbyteorder("=")
 
     def _json(self, text: bytes, where: str) -> Any:
-        try:
-            return json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DetectorDataError(f"{where}: not valid JSON ({exc}); the row may be "
-                                    f"truncated") from None
+        return json_loads(text, where, "; the row may be truncated")
+
+    def _features(self, text: Any, count: int, where: str, what: str) -> np.ndarray:
+        """``count`` feature rows decoded from base64 ``text``, checked against the accepted
+        widths and dtype; float32 or float16 in native byte order."""
+        raw = b64bytes(text, where, what)
+        dim = check_feature_bytes(len(raw), count, self.dims, self.dtype, where, what)
+        feats = np.frombuffer(raw, dtype=self.dtype).reshape(count, dim)
+        return feats.astype(self._out_dtype(), copy=False)
 
 
-def _fields(line: bytes, where: str, counts: tuple[int, ...]) -> list[bytes]:
-    parts = line.split(b"\t")
-    if len(parts) not in counts:
-        want = " or ".join(str(c) for c in counts)
-        raise DetectorDataError(f"{where}: expected {want} tab-separated fields, got "
-                                f"{len(parts)} (truncated row?)")
-    return parts
+def _scores_ok(scores: np.ndarray, where: str, what: str) -> np.ndarray:
+    if not np.isfinite(scores).all():
+        raise DetectorDataError(f"{where}: {what} hold NaN or infinite values")
+    return scores
 
 
 @register("vinvl", "VinVL predictions.tsv (+ .lineidx): boxes, classes, scores, features")
@@ -99,26 +136,33 @@ class VinVLPredictions(_TsvSource):
 
     ``rect`` is xyxy in pixels, ``feature`` base64 float32 (2048-d, or 2054-d with
     the normalised box appended).  The image size is read from the row's
-    ``image_w`` / ``image_h`` when present, else from ``sizes``.
+    ``image_w`` / ``image_h`` when present, else from ``sizes``.  Each feature's
+    byte length must be ``dim * 4`` (``dim * 2`` with ``dtype="float16"``).
 
     Args:
         path: the ``predictions.tsv`` file.
         sizes: image sizes when rows lack them (see :class:`ImageSizes`).
         lineidx: the ``.lineidx`` file (default: next to ``path`` when present, else a scan).
+        dim: the feature width (default: 2048 or 2054).
+        dtype: the precision of the feature bytes, ``"float32"`` (default) or ``"float16"``.
+        features: ``False`` to ignore the ``feature`` fields (boxes, classes and scores only).
     """
 
     name = "vinvl"
 
     def __init__(self, path: str | Path, sizes: Any = None,
-                 lineidx: str | Path | bool | None = None) -> None:
+                 lineidx: str | Path | bool | None = None, dim: int | None = None,
+                 dtype: str | None = None, features: bool = True) -> None:
+        self.dims, self.dtype = feature_layout(str(path), dim, dtype, (2048, 2054))
         self.index = TsvIndex(path, lineidx)
         self.location = str(self.index.path)
         self.sizes = ImageSizes(sizes)
+        self.read_features = bool(features)
 
     def _parse(self, row: int, line: bytes) -> Proposals:
         where = self.index.where(row)
-        key, payload = _fields(line, where, (2,))
-        image_id = key.decode("utf-8")
+        _, payload = self._fields(row, line, (2,))
+        image_id = self.index.keys[row]
         data = self._json(payload, where)
         objects = data.get("objects") if isinstance(data, dict) else data
         if not isinstance(objects, list):
@@ -136,15 +180,18 @@ class VinVLPredictions(_TsvSource):
             what = f"{where} object {j}"
             if not isinstance(obj, dict) or "rect" not in obj:
                 raise DetectorDataError(f"{what}: expected an object with 'rect'")
-            try:
-                boxes[j] = np.asarray(obj["rect"], dtype=np.float32)
-                scores[j] = float(obj.get("conf", 1.0))
-            except (TypeError, ValueError):
-                raise DetectorDataError(f"{what}: 'rect' must be 4 numbers and 'conf' a "
-                                        f"number") from None
+            rect = obj["rect"]
+            if not isinstance(rect, list) or len(rect) != 4:
+                raise DetectorDataError(f"{what}: 'rect' must be 4 numbers [x1, y1, x2, y2], "
+                                        f"got {str(rect)[:60]!r}")
+            with np.errstate(over="ignore"):
+                boxes[j] = [strict_number(v, what, "'rect'") for v in rect]
+                scores[j] = strict_number(obj.get("conf", 1.0), what, "'conf'")
+            if not np.isfinite(scores[j]):
+                raise DetectorDataError(f"{what}: 'conf' {obj.get('conf')} is beyond float32")
             labels.append(str(obj.get("class", "")))
-            if "feature" in obj:
-                feats.append(decode_array(obj["feature"], np.float32, what, "feature"))
+            if self.read_features and "feature" in obj:
+                feats.append(self._features(obj["feature"], 1, what, "feature")[0])
         features = None
         if feats:
             if len(feats) != len(objects):
@@ -155,14 +202,10 @@ class VinVLPredictions(_TsvSource):
                 raise DetectorDataError(f"{where}: objects carry features of different sizes "
                                         f"{sorted(dims)}")
             features = np.stack(feats)
-        elif not objects:
-            features = self._empty_features()
+        elif not objects and self.read_features:
+            features = self._empty_features(self.dims[0] if len(self.dims) == 1 else None)
         return make_proposals(where, boxes=boxes, image_size=size, scores=scores, labels=labels,
                               features=features, image_id=image_id)
-
-
-_OSCAR_CANDIDATES = [(2054, np.float32), (2048, np.float32), (2054, np.float16),
-                     (2048, np.float16)]
 
 
 @register("oscar", "Oscar/VinVL features.tsv: region features (2048/2054-d, float32/16)")
@@ -170,9 +213,10 @@ class OscarFeatures(_TsvSource):
     """Oscar / VinVL ``features.tsv`` in either layout.
 
     Rows are ``key \\t {"num_boxes": n, "features": base64}`` or
-    ``key \\t n \\t base64``.  The feature size and precision are detected from
-    the byte length, which must equal ``n * dim * itemsize`` for one of 2054 or
-    2048 dimensions in float32 or float16 (or the given ``dim`` / ``dtype``).
+    ``key \\t n \\t base64``.  The byte length of each row's features must equal
+    ``n * dim * itemsize`` for 2054 or 2048 dimensions (or the given ``dim``) in
+    float32, or in float16 when ``dtype="float16"`` is given; the width is decided
+    row by row, so one malformed row is an error for that row alone.
 
     Boxes come from ``labels`` (a VinVL ``predictions.tsv`` / ``label.tsv`` whose
     rows hold ``rect``, ``class``, ``conf`` per object) when given, else from the
@@ -183,8 +227,8 @@ class OscarFeatures(_TsvSource):
         path: the ``features.tsv`` file.
         sizes: image sizes (see :class:`ImageSizes`); needed for boxes from 2054-d features.
         labels: a TSV of per-object ``rect`` / ``class`` / ``conf`` for the same keys.
-        dim: force the feature size instead of detecting it.
-        dtype: force ``"float32"`` or ``"float16"``.
+        dim: the feature width, 2054 or 2048 by default.
+        dtype: the precision of the bytes, ``"float32"`` (default) or ``"float16"``.
         keep_box_values: keep the 6 box values in 2054-d features (default: drop them,
             since they are in ``boxes``).
         lineidx: the ``.lineidx`` file (default: next to ``path`` when present).
@@ -196,23 +240,18 @@ class OscarFeatures(_TsvSource):
                  dim: int | None = None, dtype: str | None = None,
                  keep_box_values: bool = False,
                  lineidx: str | Path | bool | None = None) -> None:
+        self.dims, self.dtype = feature_layout(str(path), dim, dtype, (2054, 2048))
         self.index = TsvIndex(path, lineidx)
         self.location = str(self.index.path)
         self.sizes = ImageSizes(sizes)
-        self.labels = VinVLPredictions(labels, sizes=self.sizes) if labels else None
+        self.labels = VinVLPredictions(labels, sizes=self.sizes, features=False) \
+            if labels else None
         self.keep_box_values = bool(keep_box_values)
-        dims = [int(dim)] if dim else [2054, 2048]
-        dtypes = [np.dtype(dtype)] if dtype else [np.dtype(np.float32), np.dtype(np.float16)]
-        for dt in dtypes:
-            if dt not in (np.float32, np.float16):
-                raise DetectorDataError(f"{path}: dtype must be float32 or float16, got {dt}")
-        self.candidates = [(d, dt) for dt in dtypes for d in dims]
-        self.layout: tuple[int, np.dtype] | None = None
 
-    def _split(self, row: int, line: bytes) -> tuple[str, int, bytes]:
+    def _split(self, row: int, line: bytes) -> tuple[str, int, Any]:
         where = self.index.where(row)
-        parts = _fields(line, where, (2, 3))
-        key = parts[0].decode("utf-8")
+        parts = self._fields(row, line, (2, 3))
+        key = self.index.keys[row]
         if len(parts) == 3:
             count_text, text = parts[1], parts[2]
         else:
@@ -221,45 +260,17 @@ class OscarFeatures(_TsvSource):
                 raise DetectorDataError(f"{where}: expected {{'num_boxes': n, 'features': "
                                         f"base64}}")
             count_text, text = data["num_boxes"], data["features"]
-        try:
-            count = int(count_text)
-        except (TypeError, ValueError):
-            raise DetectorDataError(f"{where}: number of boxes {count_text!r} is not an "
-                                    f"integer") from None
-        if count < 0:
-            raise DetectorDataError(f"{where}: negative number of boxes {count}")
-        return key, count, b64bytes(text, where, "features")
+        count = strict_int(count_text, where, "the number of boxes", minimum=0)
+        return key, count, text
 
-    def _detect(self, row: int, count: int, nbytes: int) -> tuple[int, np.dtype]:
-        where = self.index.where(row)
-        matches = [(d, dt) for d, dt in self.candidates if count * d * dt.itemsize == nbytes]
-        if not matches:
-            tried = ", ".join(f"{count}*{d}*{dt.itemsize} = {count * d * dt.itemsize} "
-                              f"({dt.name})" for d, dt in self.candidates)
-            raise DetectorDataError(f"{where}: features hold {nbytes} bytes for {count} boxes, "
-                                    f"which matches none of: {tried}")
-        return matches[0]
-
-    def _layout(self) -> tuple[int, np.dtype]:
-        if self.layout is None:
-            for row, line in self.index.iter_rows():
-                _, count, raw = self._split(row, line)
-                if count:
-                    self.layout = self._detect(row, count, len(raw))
-                    break
-            else:
-                self.layout = self.candidates[0]
-        return self.layout
+    def _out_width(self, dim: int) -> int:
+        return dim - 6 if dim >= 2054 and not self.keep_box_values else dim
 
     def _parse(self, row: int, line: bytes) -> Proposals:
         where = self.index.where(row)
-        image_id, count, raw = self._split(row, line)
-        dim, dt = self._layout()
-        if count * dim * dt.itemsize != len(raw):
-            found = self._detect(row, count, len(raw))
-            raise DetectorDataError(f"{where}: features are {found[0]}-d {found[1].name} but "
-                                    f"earlier rows are {dim}-d {dt.name}")
-        feats = np.frombuffer(raw, dtype=dt.newbyteorder("<")).reshape(count, dim)
+        image_id, count, text = self._split(row, line)
+        feats = self._features(text, count, where, "features")
+        dim = feats.shape[1]
         scores = labels = None
         if self.labels is not None:
             if image_id not in self.labels:
@@ -269,17 +280,27 @@ class OscarFeatures(_TsvSource):
                 raise DetectorDataError(f"{where}: {count} feature rows but {len(ref)} objects "
                                         f"in {self.labels.location}")
             boxes, size, scores, labels = ref.boxes, ref.image_size, ref.scores, ref.labels
+        elif count == 0 and any(d >= 2054 for d in self.dims):
+            size = self.sizes.require(image_id, where)
+            boxes = np.zeros((0, 4), dtype=np.float32)
         elif dim >= 2054:
             size = self.sizes.require(image_id, where)
-            boxes = boxes_from_features6(feats[:, -6:].astype(np.float64), size)
+            six = feats[:, -6:].astype(np.float64)
+            if not np.isfinite(six).all():
+                raise DetectorDataError(f"{where}: the 6 box values of the features hold NaN "
+                                        f"or infinite values")
+            boxes = boxes_from_features6(six, size)
         else:
             raise DetectorDataError(f"{where}: {dim}-d features carry no boxes; pass "
                                     f"labels=<predictions.tsv> to read them")
-        if dim >= 2054 and not self.keep_box_values:
-            feats = feats[:, :-6]
+        if count == 0:
+            widths = {self._out_width(d) for d in self.dims}
+            out = self._empty_features(widths.pop() if len(widths) == 1 else None)
+            features = out if out is not None else feats
+        else:
+            features = feats[:, :-6] if dim >= 2054 and not self.keep_box_values else feats
         return make_proposals(where, boxes=boxes, image_size=size, scores=scores, labels=labels,
-                              features=np.ascontiguousarray(feats.astype(dt.newbyteorder("="))),
-                              image_id=image_id)
+                              features=np.ascontiguousarray(features), image_id=image_id)
 
 
 _NEW_COLUMNS = ("img_id", "img_h", "img_w", "objects_id", "objects_conf", "attrs_id",
@@ -295,53 +316,48 @@ class BottomUpTsv(_TsvSource):
     num_boxes, boxes, features``; the older layout: ``image_id, image_w, image_h,
     num_boxes, boxes, features`` (width before height).  Array fields are base64:
     ids int64, confidences float32, boxes float32 ``[n, 4]`` xyxy pixels, features
-    float32 ``[n, d]``.  The layout is told apart by the number of columns.
+    float32 ``[n, 2048]`` (or ``dim`` / ``dtype`` as given).  The layout is told
+    apart by the number of columns.
 
     Args:
         path: the ``.tsv`` file.
         vocab: object class names (a list or ``objects_vocab.txt``) to turn
             ``objects_id`` into labels; without it labels are the ids as text.
         lineidx: a ``.lineidx`` file (default: next to ``path`` when present, else a scan).
+        dim: the feature width (default 2048).
+        dtype: the precision of the feature bytes, ``"float32"`` (default) or ``"float16"``.
     """
 
     name = "bottomup"
 
     def __init__(self, path: str | Path, vocab: Any = None,
-                 lineidx: str | Path | bool | None = None) -> None:
+                 lineidx: str | Path | bool | None = None, dim: int | None = None,
+                 dtype: str | None = None) -> None:
+        self.dims, self.dtype = feature_layout(str(path), dim, dtype, (2048,))
         self.index = TsvIndex(path, lineidx)
         self.location = str(self.index.path)
         self.vocab = read_vocab(vocab)
 
     def _parse(self, row: int, line: bytes) -> Proposals:
         where = self.index.where(row)
-        parts = _fields(line, where, (len(_NEW_COLUMNS), len(_OLD_COLUMNS)))
+        parts = self._fields(row, line, (len(_NEW_COLUMNS), len(_OLD_COLUMNS)))
         cols = _NEW_COLUMNS if len(parts) == len(_NEW_COLUMNS) else _OLD_COLUMNS
         rec = dict(zip(cols, parts))
-        image_id = parts[0].decode("utf-8")
-        try:
-            if cols is _NEW_COLUMNS:
-                size = (int(rec["img_w"]), int(rec["img_h"]))
-            else:
-                size = (int(rec["image_w"]), int(rec["image_h"]))
-            n = int(rec["num_boxes"])
-        except ValueError:
-            raise DetectorDataError(f"{where}: image size and num_boxes must be "
-                                    f"integers") from None
-        boxes = decode_array(rec["boxes"], np.float32, where, "boxes", n * 4).reshape(n, 4)
-        flat = decode_array(rec["features"], np.float32, where, "features")
-        if n == 0:
-            if flat.size:
-                raise DetectorDataError(f"{where}: 0 boxes but {flat.size} feature values")
-            features = self._empty_features()
+        image_id = self.index.keys[row]
+        if cols is _NEW_COLUMNS:
+            size = _size_pair([rec["img_w"], rec["img_h"]], where)
         else:
-            if flat.size % n:
-                raise DetectorDataError(f"{where}: {flat.size} feature values do not split into "
-                                        f"{n} boxes (truncated?)")
-            features = flat.reshape(n, flat.size // n)
+            size = _size_pair([rec["image_w"], rec["image_h"]], where)
+        n = strict_int(rec["num_boxes"], where, "num_boxes", minimum=0)
+        boxes = decode_array(rec["boxes"], np.float32, where, "boxes", n * 4).reshape(n, 4)
+        features = self._features(rec["features"], n, where, "features")
+        if n == 0:
+            features = self._empty_features(self.dims[0] if len(self.dims) == 1 else None)
         scores = labels = None
         if cols is _NEW_COLUMNS:
             ids = decode_array(rec["objects_id"], np.int64, where, "objects_id", n)
-            scores = decode_array(rec["objects_conf"], np.float32, where, "objects_conf", n)
+            scores = _scores_ok(decode_array(rec["objects_conf"], np.float32, where,
+                                             "objects_conf", n), where, "objects_conf")
             decode_array(rec["attrs_id"], np.int64, where, "attrs_id", n)
             decode_array(rec["attrs_conf"], np.float32, where, "attrs_conf", n)
             labels = self._labels(ids, where)

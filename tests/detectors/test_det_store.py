@@ -60,19 +60,29 @@ def test_store_round_trip(tmp_path: Path, source_tsv: tuple[Path, list[dict]],
 
 def test_store_reads_agree_with_the_memory_map_and_name_short_reads(
         tmp_path: Path, source_tsv: tuple[Path, list[dict]]) -> None:
-    """Features come through one preadv per image where the OS has it; the bytes are
-    those of the memory-mapped file, and a file cut short after opening is named."""
+    """Every array comes through one positional read per image; the bytes are those of
+    the files read as memory maps, and a file cut short after opening is named."""
     path, images = source_tsv
     detectors.convert(detectors.load("vinvl", path), tmp_path / "store", float16=True,
                       progress=False)
     fast = detectors.open_store(tmp_path / "store", dtype=np.float32)
-    mapped = detectors.open_store(tmp_path / "store", dtype=np.float32)
-    fast["im0"], mapped["im0"]
-    mapped._features_file = None  # force the memory-map copy
+    total = fast.meta["num_boxes"]
+    mapped = np.memmap(tmp_path / "store" / "features.bin", dtype="<f2", mode="r",
+                       shape=(total, 2048))
+    boxes = np.memmap(tmp_path / "store" / "boxes.bin", dtype="<f4", mode="r", shape=(total, 4))
+
+    def expect(image_id: str) -> tuple[np.ndarray, np.ndarray]:
+        i = fast.image_ids().index(image_id)
+        start, count = int(fast._offsets[i]), int(fast._counts[i])
+        return (np.asarray(mapped[start:start + count], dtype=np.float32),
+                np.asarray(boxes[start:start + count]))
+
     for img in images:
-        a, b = fast[img["id"]].features, mapped[img["id"]].features
-        assert a.dtype == b.dtype == np.float32 and a.flags.writeable
-        np.testing.assert_array_equal(a, b)
+        props = fast[img["id"]]
+        a = props.features
+        assert a.dtype == np.float32 and a.flags.writeable and props.boxes.flags.writeable
+        np.testing.assert_array_equal(a, expect(img["id"])[0])
+        np.testing.assert_array_equal(props.boxes, expect(img["id"])[1])
     # a fresh store read by many threads at once: each opens it, none sees half a state
     from concurrent.futures import ThreadPoolExecutor
 
@@ -82,14 +92,16 @@ def test_store_reads_agree_with_the_memory_map_and_name_short_reads(
         with ThreadPoolExecutor(8) as pool:
             got = [p.features for p in pool.map(shared.__getitem__, ids)]
         for i, a in zip(ids, got):
-            np.testing.assert_array_equal(a, mapped[i].features)
-    if fast._features_file is None:
-        pytest.skip("no os.preadv on this platform")
+            np.testing.assert_array_equal(a, expect(i)[0])
     features = tmp_path / "store" / "features.bin"
     with open(features, "r+b") as f:
         f.truncate(features.stat().st_size - 2048)
-    with pytest.raises(DetectorDataError, match=r"features.bin: short read"):
+    with pytest.raises(DetectorDataError, match=r"features.bin: short read .*truncated or "
+                                                r"replaced while the store was open"):
         fast["im5"]
+    assert len(fast["im0"]) == 3  # what the file still holds reads as before
+    with pytest.raises(DetectorDataError, match=r"features.bin: expected .* bytes"):
+        detectors.open_store(tmp_path / "store")
 
 
 def test_half_to_float_is_exact_for_every_finite_half() -> None:
@@ -137,8 +149,9 @@ def test_store_without_features_and_with_empty_images(tmp_path: Path) -> None:
     store = detectors.open_store(tmp_path / "gt")
     assert store["x"].labels == ["a"] and store["x"].features is None
     assert len(store["y"]) == 0 and store["y"].image_size == (4, 3)
-    empty = detectors.convert([], tmp_path / "empty", progress=False)
-    assert empty["num_images"] == 0 and len(detectors.open_store(tmp_path / "empty")) == 0
+    with pytest.raises(DetectorDataError, match="holds no images; nothing to convert"):
+        detectors.convert([], tmp_path / "empty", progress=False)
+    assert not (tmp_path / "empty").exists()
 
 
 def test_store_bad_input(tmp_path: Path, source_tsv: tuple[Path, list[dict]]) -> None:
