@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import Benchmark, DataError
-from rcrn.structures import Prediction, Proposals, StructureError
+from benchmarks.base import (
+    Benchmark,
+    DataError,
+    check_prediction,
+    prediction_where,
+    read_prediction_file,
+)
+from rcrn.structures import Prediction, Proposals
 
 __all__ = [
     "Benchmark",
@@ -188,26 +193,31 @@ def predictions_by_id(predictions: Iterable[Prediction], ids: Iterable[str],
     """Order ``predictions`` as ``ids``, checking that each id has exactly one prediction.
 
     Args:
-        predictions: predictions in any order.
+        predictions: predictions in any order (a list read by :func:`read_predictions`
+            names its file and lines in the errors).
         ids: the problem ids, in benchmark order.
         what: the benchmark split, for messages.
 
     Raises:
-        DataError: a duplicate, missing or unknown id.
+        DataError: a duplicate, missing or unknown id, or a prediction whose fields the
+            metrics cannot read (see :func:`benchmarks.base.check_prediction`).
     """
+    source = getattr(predictions, "path", "")
+    where = f"{what}: {source}" if source else what
     table: dict[str, Prediction] = {}
     for p in predictions:
         if p.id in table:
-            raise DataError(f"{what}: two predictions for problem {p.id!r}")
+            raise DataError(f"{where}: two predictions for problem {p.id!r}")
+        check_prediction(p, prediction_where(predictions, p.id))
         table[p.id] = p
     wanted = list(ids)
     missing = [i for i in wanted if i not in table]
     if missing:
-        raise DataError(f"{what}: {len(missing)} of {len(wanted)} problems have no prediction "
+        raise DataError(f"{where}: {len(missing)} of {len(wanted)} problems have no prediction "
                         f"(first: {missing[:3]})")
     if len(table) != len(wanted):
         extra = sorted(set(table) - set(wanted))
-        raise DataError(f"{what}: {len(extra)} predictions name unknown problems "
+        raise DataError(f"{where}: {len(extra)} predictions name unknown problems "
                         f"(first: {extra[:3]})")
     return [table[i] for i in wanted]
 
@@ -215,21 +225,10 @@ def predictions_by_id(predictions: Iterable[Prediction], ids: Iterable[str],
 def read_predictions(path: str | Path) -> list[Prediction]:
     """Read predictions written as JSON lines of :meth:`Prediction.to_dict` objects.
 
+    Every field is checked as written (see :func:`benchmarks.base.read_prediction_file`);
+    the list remembers the line of each id, so the metrics name it in their errors.
+
     Raises:
-        DataError: naming the file and line of a malformed record.
+        DataError: naming the file and line of a malformed record or a repeated id.
     """
-    path = Path(path)
-    out: list[Prediction] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise TypeError("not a JSON object")
-                out.append(Prediction.from_dict(record))
-            except (ValueError, TypeError, KeyError, StructureError) as exc:
-                detail = f"field {exc}" if isinstance(exc, KeyError) else str(exc)
-                raise DataError(f"{path.name} line {lineno}: not a prediction ({detail})") from exc
-    return out
+    return read_prediction_file(path)

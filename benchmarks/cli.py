@@ -19,7 +19,9 @@ Prediction files:
   vsr      the official preds.txt: one 0/1 per line, in jsonl order
   whatsup  one line per item with its option scores (commas or spaces), or a .npy
            matrix [items, options]; option 0 is always the gold caption
-  any      JSON lines of rcrn Prediction objects ({"id": ..., "match_prob": ...})
+  any      JSON lines of rcrn Prediction objects ({"id": ..., "match_prob": ...}): one
+           per problem; match_prob a number in [0, 1], box null or [x1, y1, x2, y2],
+           mismatched_relation null or a relation index of the item's graph
 
 Examples:
   rcrn score --benchmark vsr --root data/vsr --split random/test --predictions preds.txt
@@ -102,8 +104,15 @@ def score_command(args: argparse.Namespace) -> int:
     try:
         cls = benchmarks.adapter_class(args.benchmark)
         options = _options(args, cls)
-        bench = benchmarks.load(args.benchmark, args.root, args.split, **options)
+        try:
+            bench = benchmarks.load(args.benchmark, args.root, args.split, **options)
+        except (ValueError, TypeError) as exc:  # an unknown split, subset or option value
+            if isinstance(exc, DataError):
+                raise
+            raise CommandError(f"benchmark {args.benchmark!r}: {exc}") from exc
         path = Path(args.predictions)
+        if path.is_dir():
+            raise CommandError(f"predictions file {path} is a directory, not a file")
         if not path.is_file():
             raise CommandError(f"predictions file {path} does not exist")
         if _is_prediction_jsonl(path):

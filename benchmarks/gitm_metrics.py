@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.base import DataError, check_prediction, check_relation_index, prediction_where
 from rcrn.boxes import box_iou
 from rcrn.structures import Prediction
 
@@ -85,6 +86,8 @@ class GitmTarget:
         mismatched_relation: index of the mismatched relation of a negative, else None.
         length: the value compared with the threshold (words or relations), if known.
         proposal_boxes: boxes ``[n, 4]`` a ``Prediction.proposal`` index refers to, if any.
+        num_relations: relations of the item's graph (the range of a predicted
+            ``mismatched_relation``), if known.
     """
 
     id: str
@@ -93,6 +96,7 @@ class GitmTarget:
     mismatched_relation: int | None = None
     length: float | None = None
     proposal_boxes: np.ndarray | None = None
+    num_relations: int | None = None
 
 
 def _get(item: Any, key: str, default: Any = None) -> Any:
@@ -106,9 +110,10 @@ def as_target(item: Any, length_fn: Callable[[Any], float | None] | None = None)
 
     Args:
         item: an object with attributes (or a dict with keys) ``id``, ``match``,
-            ``referent_box``, ``mismatched_relation`` and optionally ``length``
-            and ``proposals`` (a ``Proposals``) or ``proposal_boxes``.  For an
-            object without ``length``, ``meta['length']`` and then
+            ``referent_box``, ``mismatched_relation`` and optionally ``length``,
+            ``proposals`` (a ``Proposals``) or ``proposal_boxes``, and
+            ``num_relations`` (else the relations of ``graph``, when it has one).
+            For an object without ``length``, ``meta['length']`` and then
             ``meta['words']`` are used.
         length_fn: overrides how the length is read: ``length_fn(item)``.
 
@@ -116,12 +121,12 @@ def as_target(item: Any, length_fn: Callable[[Any], float | None] | None = None)
         The target.
 
     Raises:
-        ValueError: when the item has no 0/1 match label.
+        DataError: (a ``ValueError``) when the item has no 0/1 match label.
     """
     ident = str(_get(item, "id", ""))
     match = _get(item, "match")
     if match not in (0, 1, True, False):
-        raise ValueError(f"item {ident!r}: match must be 0 or 1, got {match!r}")
+        raise DataError(f"item {ident!r}: match must be 0 or 1, got {match!r}")
     if length_fn is not None:
         length = length_fn(item)
     else:
@@ -135,6 +140,9 @@ def as_target(item: Any, length_fn: Callable[[Any], float | None] | None = None)
     if boxes is None and proposals is not None:
         boxes = _get(proposals, "boxes")
     rel = _get(item, "mismatched_relation")
+    n_rel = _get(item, "num_relations")
+    if n_rel is None and _get(item, "graph") is not None:
+        n_rel = len(_get(_get(item, "graph"), "relations", ()) or ())
     return GitmTarget(
         id=ident, match=int(match),
         referent_box=None if box is None else np.asarray(box, dtype=np.float64).reshape(4),
@@ -142,6 +150,7 @@ def as_target(item: Any, length_fn: Callable[[Any], float | None] | None = None)
         length=None if length is None else float(length),
         proposal_boxes=(None if boxes is None
                         else np.asarray(boxes, dtype=np.float64).reshape(-1, 4)),
+        num_relations=None if n_rel is None else int(n_rel),
     )
 
 
@@ -219,15 +228,24 @@ def gitm_metrics(
         mismatched relation count as MRR errors.
 
     Raises:
-        ValueError: on duplicate ids, on a missing prediction (unless ``allow_missing``),
-            on an item without a length when a threshold is given, or on unknown rules.
+        DataError: (a ``ValueError``) on duplicate ids, on a missing prediction (unless
+            ``allow_missing``), on an item without a length when a threshold is given, on
+            a prediction the metrics cannot read: ``match_prob`` not a finite number in
+            [0, 1], a malformed box, a ``mismatched_relation`` out of the item's
+            relations, a ``proposal`` index out of its proposals (see
+            :func:`benchmarks.base.check_prediction`); messages name the file and line
+            of predictions read by :func:`benchmarks.read_predictions`.
+        ValueError: on unknown rules.
     """
     check_rules(rules)
     official = rules == "official"
+    source = getattr(predictions, "path", "")
     by_id: dict[str, Prediction] = {}
     for pred in predictions:
         if pred.id in by_id:
-            raise ValueError(f"two predictions for item {pred.id!r}")
+            raise DataError(f"{source + ': ' if source else ''}two predictions for item "
+                            f"{pred.id!r}")
+        check_prediction(pred, prediction_where(predictions, pred.id))
         by_id[pred.id] = pred
     targets = [as_target(item, length_fn) for item in items]
     seen: set[str] = set()
@@ -235,10 +253,10 @@ def gitm_metrics(
     outcomes: list[tuple[GitmTarget, dict[str, bool]]] = []
     for t in targets:
         if t.id in seen:
-            raise ValueError(f"item id {t.id!r} occurs twice")
+            raise DataError(f"item id {t.id!r} occurs twice")
         seen.add(t.id)
         if threshold is not None and t.length is None:
-            raise ValueError(f"item {t.id!r} has no length to compare with threshold {threshold}")
+            raise DataError(f"item {t.id!r} has no length to compare with threshold {threshold}")
         pred = by_id.get(t.id)
         has_box = t.match == 1 and t.referent_box is not None
         if pred is None:
@@ -247,6 +265,12 @@ def gitm_metrics(
                                  "grounding": False, "grounding_oracle": False,
                                  "mrr": False, "mrr_oracle": False}))
             continue
+        where = prediction_where(predictions, pred.id)
+        check_relation_index(pred, t.num_relations, where)
+        if (pred.box is None and pred.proposal >= 0 and t.proposal_boxes is not None
+                and pred.proposal >= len(t.proposal_boxes)):
+            raise DataError(f"{where}: 'proposal' {pred.proposal} is out of range (the "
+                            f"item's image has {len(t.proposal_boxes)} proposal(s))")
         prob = float(pred.match_prob)
         said_match = prob > 0.5 if official else prob >= 0.5
         box_ok = False
@@ -269,7 +293,8 @@ def gitm_metrics(
         }))
     if missing and not allow_missing:
         shown = ", ".join(repr(m) for m in missing[:5])
-        raise ValueError(f"{len(missing)} item(s) have no prediction, e.g. {shown}")
+        raise DataError(f"{source + ': ' if source else ''}{len(missing)} item(s) have no "
+                        f"prediction, e.g. {shown}")
     result: dict[str, Any] = {"full": _bucket([o for _, o in outcomes], rules)}
     if threshold is not None:
         result["in_distribution"] = _bucket(

@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import ProposalSource, get_proposals, predictions_by_id
-from benchmarks.base import DataError, resolve_root
+from benchmarks.base import (
+    DataError,
+    check_relation_index,
+    json_lines,
+    prediction_where,
+    resolve_root,
+)
 from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
 
 __all__ = [
@@ -229,25 +235,15 @@ def read_records(path: str | Path, split: str = "") -> list[VSRItem]:
         split: split name used in the items' ids (defaults to the file stem).
 
     Raises:
-        DataError: naming the file and line of a malformed record, or an empty file.
+        DataError: naming the file and line of a malformed record or of a non-UTF-8
+            line, or an empty file.  (A record written twice is kept: each record is
+            one item of the accuracy, and templated captions may well repeat.)
     """
     path = Path(path)
     split = split or path.stem
     items: list[VSRItem] = []
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot be read ({exc.strerror})") from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{where}: invalid JSON ({exc})") from exc
-            items.append(_item(record, where, len(items), lineno, split))
+    for lineno, where, record in json_lines(path, "VSR jsonl"):
+        items.append(_item(record, where, len(items), lineno, split))
     if not items:
         raise DataError(f"{path}: no records")
     return items
@@ -497,6 +493,8 @@ class VSRBenchmark:
         """Official metrics of model predictions (matched by id; ``match_prob >= 0.5`` is true)."""
         ordered = predictions_by_id(predictions, (it.id for it in self.items),
                                     f"vsr {self.split}")
+        for p in ordered:  # every VSR graph has one relation, the caption's
+            check_relation_index(p, 1, prediction_where(predictions, p.id))
         return self.score([p.match for p in ordered])
 
     def score_file(self, path: str | Path) -> dict[str, Any]:

@@ -44,7 +44,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks import ProposalSource, get_proposals, predictions_by_id
-from benchmarks.base import DataError, read_json, read_number_rows, resolve_root
+from benchmarks.base import (
+    DataError,
+    check_relation_index,
+    prediction_where,
+    read_json,
+    read_number_rows,
+    resolve_root,
+)
 from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
 
 __all__ = [
@@ -309,8 +316,9 @@ def read_items(path: str | Path, split: str) -> list[WhatsUpItem]:
         split: its canonical split name (decides the record format).
 
     Raises:
-        DataError: naming the file and record of a malformed entry, an empty file, or
-            records with differing numbers of caption options.
+        DataError: naming the file and record of a malformed entry, an empty file,
+            records with differing numbers of caption options, or (Controlled A/B) two
+            records of one (subject, object) group and preposition slot, naming both.
     """
     path = Path(path)
     split = canonical_split(split)
@@ -319,6 +327,16 @@ def read_items(path: str | Path, split: str) -> list[WhatsUpItem]:
         raise DataError(f"{path}: expected a non-empty JSON array of records")
     parse = _controlled if split.startswith("controlled") else _qa
     items = [parse(rec, f"{path} record {i}", i, split) for i, rec in enumerate(data)]
+    if split in PAIRS:  # a repeated (subject, object, slot) would overwrite a pair/set slot
+        seen: dict[tuple[tuple[str, str] | None, str | None], WhatsUpItem] = {}
+        for it in items:
+            key = (it.group, it.slot)
+            if key in seen:
+                first = seen[key]
+                raise DataError(f"{path} record {it.index}: repeats record {first.index} "
+                                f"(group {'/'.join(it.group or ())}, slot {it.slot!r}: "
+                                f"{first.image!r} and {it.image!r})")
+            seen[key] = it
     counts = {len(it.options) for it in items}
     if len(counts) > 1:
         first = next(it for it in items if len(it.options) != len(items[0].options))
@@ -350,6 +368,8 @@ def read_scores(path: str | Path, n_items: int | None = None,
         if matrix.ndim != 2:
             raise DataError(f"{path}: expected a [items, options] matrix, got shape "
                             f"{list(matrix.shape)}")
+        if matrix.dtype.kind not in "biuf":
+            raise DataError(f"{path}: scores must be real numbers, got {matrix.dtype} values")
         try:
             matrix = matrix.astype(np.float64)
         except (TypeError, ValueError) as exc:
@@ -412,7 +432,13 @@ def score(items: Sequence[WhatsUpItem], scores: Any, *,
     Raises:
         DataError: the shape does not match the items, or scores are not finite.
     """
-    matrix = np.asarray(scores, dtype=np.float64)
+    try:
+        raw = np.asarray(scores)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise DataError(f"scores are not an [items, options] matrix ({exc})") from None
+    if raw.dtype.kind not in "biuf":
+        raise DataError(f"scores must be real numbers, got {raw.dtype} values")
+    matrix = raw.astype(np.float64)
     if matrix.ndim == 3 and matrix.shape[1] == 1:
         matrix = matrix[:, 0, :]
     n = len(items)
@@ -598,6 +624,10 @@ class WhatsUpBenchmark:
         """
         ids = [it.option_id(k) for it in self.items for k in range(len(it.options))]
         ordered = predictions_by_id(predictions, ids, f"whatsup {self.split}")
+        # one relation per caption, none in the one-object splits ("A dog on the left")
+        n_relations = 0 if self.split in ("coco_one", "gqa_one") else 1
+        for p in ordered:
+            check_relation_index(p, n_relations, prediction_where(predictions, p.id))
         matrix = np.asarray([p.match_prob for p in ordered], dtype=np.float64)
         return self.score(matrix.reshape(len(self.items), self.num_options))
 

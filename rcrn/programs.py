@@ -96,23 +96,34 @@ def outputs(ground: tuple | None = None, match: tuple | None = None,
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
+#: Deepest nesting of forms :func:`parse` reads (the paper's programs nest about 8 deep).
+MAX_DEPTH = 100
+
+
 def parse(text: str) -> tuple:
-    """Parse an s-expression program into its expression tree (normalised form)."""
+    """Parse an s-expression program into its expression tree (normalised form).
+
+    Raises:
+        ProgramError: a malformed program, or one nested deeper than :data:`MAX_DEPTH`.
+    """
     tokens = _TOKEN.findall(_strip_comments(text))
     if not tokens:
         raise ProgramError("empty program")
     pos = 0
 
-    def read() -> Any:
+    def read(depth: int = 1) -> Any:
         nonlocal pos
         if pos >= len(tokens):
             raise ProgramError("unexpected end of program: a ')' is missing")
         tok = tokens[pos]
         pos += 1
         if tok == "(":
+            if depth > MAX_DEPTH:
+                raise ProgramError(f"program nested deeper than {MAX_DEPTH} levels "
+                                   f"(rcrn.programs.MAX_DEPTH) at token {pos}")
             items = []
             while pos < len(tokens) and tokens[pos] != ")":
-                items.append(read())
+                items.append(read(depth + 1))
             if pos >= len(tokens):
                 raise ProgramError("unexpected end of program: a ')' is missing")
             pos += 1

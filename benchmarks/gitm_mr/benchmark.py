@@ -561,6 +561,12 @@ class GITMMRBenchmark:
         Returns:
             The metrics dict (with ``rules``) plus ``benchmark``, ``split``, ``subset``
             and ``threshold``.
+
+        Raises:
+            DataError: a missing or repeated prediction, or one the metrics cannot read
+                (a ``mismatched_relation`` that is no relation of the item's graph, a
+                ``proposal`` out of its image's proposals, ...), naming the file and line
+                of predictions read by :func:`benchmarks.read_predictions`.
         """
         rules = check_rules(rules or self.rules)
         by_id = {p.id: p for p in predictions}
@@ -581,6 +587,7 @@ class GITMMRBenchmark:
                 "id": it["id"], "match": it["match"], "referent_box": box,
                 "mismatched_relation": self._mismatch(it)[0] if it["match"] == 0 else None,
                 "length": self._length(it, rules), "proposal_boxes": boxes,
+                "num_relations": self.graph(it["id"]).num_relations,
             })
         try:
             result = gitm_metrics(targets, predictions, threshold=self.threshold, rules=rules)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, confined_path
 from benchmarks.gitm_mr.bias import bias_classifier, total_variation
 from benchmarks.gitm_mr.writer import Pair, write_release
 from rcrn.boxes import box_features6, xyxy_to_xywh
@@ -93,7 +93,7 @@ def convert_synthetic(source: str | Path, out: str | Path, feature_dim: int = 20
     for scene_id, scene in scenes.items():
         boxes = np.array([o.box for o in scene["objects"]], dtype=np.float32)
         size = (scene["width"], scene["height"])
-        path = src / scene["image"]
+        path = confined_path(src, scene["image"])  # load_scenes refused paths out of src
         try:
             with Image.open(path) as img:
                 pixels = np.asarray(img.convert("RGB"))

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from benchmarks.base import DataError, resolve_root
+from benchmarks.base import DataError, confined_path, resolve_root, text_lines
 from benchmarks.gitm_metrics import gitm_metrics
 from benchmarks.synthetic.generator import (
     DATASET_NAME,
@@ -69,17 +69,18 @@ def load_manifest(root: str | Path) -> dict[str, Any]:
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise DataError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}: line {number}: invalid JSON ({exc.msg})") from exc
-            if not isinstance(value, dict):
-                raise DataError(f"{path}: line {number}: expected a JSON object")
-            yield number, value
+    for number, line in text_lines(path, "jsonl"):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: line {number}: invalid JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise DataError(f"{path}: line {number}: invalid JSON (nested too deeply)") from None
+        if not isinstance(value, dict):
+            raise DataError(f"{path}: line {number}: expected a JSON object")
+        yield number, value
 
 
 def load_scenes(root: str | Path, split: str | None = None) -> dict[str, dict[str, Any]]:
@@ -89,7 +90,8 @@ def load_scenes(root: str | Path, split: str | None = None) -> dict[str, dict[st
         ``{scene_id: {"image", "width", "height", "split", "objects": [SceneObject]}}``.
 
     Raises:
-        DataError: naming the file and line of a malformed scene.
+        DataError: naming the file and line of a malformed scene, or of an image path
+            that leads out of ``root`` (``..`` or absolute).
     """
     path = Path(root) / "scenes.jsonl"
     scenes: dict[str, dict[str, Any]] = {}
@@ -103,6 +105,10 @@ def load_scenes(root: str | Path, split: str | None = None) -> dict[str, dict[st
             scene_id = str(rec["id"])
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"{path}: line {number}: malformed scene: {exc!r}") from exc
+        try:
+            confined_path(root, scene["image"])
+        except DataError as exc:
+            raise DataError(f"{path}: line {number}: scene {scene_id!r}: {exc}") from None
         if not scene["objects"]:
             raise DataError(f"{path}: line {number}: scene {scene_id!r} has no objects")
         if scene_id in scenes:
@@ -236,6 +242,7 @@ class SyntheticBenchmark:
                          if in_subset(rec, train_subset, self.thresholds)]
         self._mapped: dict[str, int | None] = {}
         self._boxes: dict[str, np.ndarray] = {}
+        self._relations: dict[str, int] = {}  # relations of each problem's graph
 
     def __len__(self) -> int:
         return len(self._records)
@@ -307,6 +314,7 @@ class SyntheticBenchmark:
             graph = self._graph(rec, gold)
             mismatched = _map_relation(rec, gold, graph)
             self._mapped[rec["id"]] = mismatched
+            self._relations[rec["id"]] = graph.num_relations
             length = length_of(rec, self.length)
             meta = {
                 "words": rec["words"], "pair_words": rec["pair_words"],
@@ -357,6 +365,8 @@ class SyntheticBenchmark:
                 "referent_box": rec["target_box"] if rec["match"] == 1 else None,
                 "mismatched_relation": mismatched, "length": length_of(rec, self.length),
                 "proposal_boxes": boxes,
+                "num_relations": self._relations.get(
+                    rec["id"], gold.num_relations if self.parser is None else None),
             })
         # the release's rules (+1-pixel IoU) are GITM-MR's; these scenes' boxes are
         # exclusive pixel rectangles, and every item's length is its own already
@@ -371,16 +381,19 @@ def ensure_dataset(root: str | Path, scenes: int = 200, seed: int = 0, size: int
     """Generate a synthetic dataset under ``root`` unless a complete one is there.
 
     A dataset is complete when its manifest (written last) exists.  An older
-    dataset of an incompatible generator version is regenerated; an existing
-    dataset is kept as it is even when its settings differ from the arguments,
-    with a warning that names them (remove the folder, or pick another root, to
-    generate the requested one).
+    dataset of an incompatible generator version, or an interrupted generation, is
+    regenerated (only the files its manifest or the generator's list names are
+    replaced); an existing dataset is kept as it is even when its settings differ from
+    the arguments, with a warning that names them (remove the folder, or pick another
+    root, to generate the requested one).  A folder holding anything the generator did
+    not write is never written into.
 
     Returns:
         The dataset root.
 
     Raises:
-        DataError: when ``root`` holds a manifest of something else.
+        DataError: when ``root`` holds a manifest of something else, or files the
+            generator did not write (naming one), or the settings are bad.
     """
     path = Path(root)
     manifest = path / "manifest.json"
@@ -403,5 +416,10 @@ def ensure_dataset(root: str | Path, scenes: int = 200, seed: int = 0, size: int
             if name != DATASET_NAME:
                 raise
     config = GeneratorConfig(scenes=scenes, seed=seed, size=size, per_scene=per_scene)
-    generate_dataset(path, config, progress=progress, overwrite=True)
+    try:
+        generate_dataset(path, config, progress=progress, overwrite=True)
+    except FileExistsError as exc:
+        raise DataError(f"no synthetic dataset is generated there: {exc}") from exc
+    except ValueError as exc:
+        raise DataError(f"{path}: cannot generate the synthetic dataset: {exc}") from exc
     return path

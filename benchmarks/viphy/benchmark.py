@@ -28,7 +28,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks import predictions_by_id
-from benchmarks.base import DataError, read_number_rows, resolve_root
+from benchmarks.base import (
+    DataError,
+    check_relation_index,
+    prediction_where,
+    read_number_rows,
+    resolve_root,
+)
 from benchmarks.viphy.data import (
     CLASSES,
     SPLITS,
@@ -306,6 +312,9 @@ class ViPhyBenchmark:
         """
         ids = [it.option_id(c) for it in self.items for c in self.classes]
         ordered = predictions_by_id(predictions, ids, f"viphy {self.task} {self.split}")
+        n_relations = 0 if base_task(self.task) == "color" else 1  # see candidate_graph
+        for p in ordered:
+            check_relation_index(p, n_relations, prediction_where(predictions, p.id))
         matrix = np.asarray([p.match_prob for p in ordered], dtype=np.float64)
         return self.score(matrix.reshape(len(self.items), len(self.classes)),
                           what="predictions")

@@ -184,9 +184,17 @@ def normalise_rows(probs: Any, what: str = "probabilities",
         ``(matrix, rows rescaled)``.
 
     Raises:
-        DataError: naming the (1-based) row of a negative, non-finite or all-zero row.
+        DataError: values that are not real numbers (complex, text, objects), or naming
+            the (1-based) row of a negative, non-finite or all-zero row, or of one whose
+            sum overflows.
     """
-    matrix = np.asarray(probs, dtype=np.float64)
+    try:
+        raw = np.asarray(probs)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise DataError(f"{what}: not an [items, classes] matrix of numbers ({exc})") from None
+    if raw.dtype.kind not in "biuf":
+        raise DataError(f"{what}: probabilities must be real numbers, got {raw.dtype} values")
+    matrix = raw.astype(np.float64)
     if matrix.ndim != 2:
         raise DataError(f"{what}: expected an [items, classes] matrix, got shape "
                         f"{list(matrix.shape)}")
@@ -197,10 +205,15 @@ def normalise_rows(probs: Any, what: str = "probabilities",
     if len(bad):
         raise DataError(f"{what} row {bad[0] + 1}: negative value (give probabilities, e.g. "
                         f"the softmax of the logits)")
-    sums = matrix.sum(axis=1)
+    with np.errstate(over="ignore"):
+        sums = matrix.sum(axis=1)
     bad = np.flatnonzero(sums <= 0)
     if len(bad):
         raise DataError(f"{what} row {bad[0] + 1}: all probabilities are 0")
+    bad = np.flatnonzero(~np.isfinite(sums))
+    if len(bad):
+        raise DataError(f"{what} row {bad[0] + 1}: the values are too large to add up "
+                        f"(give probabilities)")
     off = np.abs(sums - 1.0) > tol
     if off.any():
         matrix = matrix.copy()

@@ -25,7 +25,6 @@ the highest match probability, scored by the adapter's official metrics.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, find_image
 from rcrn.structures import GroundingProblem, Prediction, Proposals
 
 __all__ = ["BENCHMARKS", "VSR_IMAGE_FOLDERS", "ImageFile", "BenchmarkRun", "parse_proposals",
@@ -179,22 +178,14 @@ def image_path(root: str | Path, name: str, folders: Sequence[str] = ("",)) -> P
     """The file of image ``name`` under one of ``folders`` of ``root``.
 
     The path is checked without following links (an image folder may be a link to a
-    shared copy): after normalising ``..``, it must stay inside ``root``.
+    shared copy): after normalising ``..``, it must stay inside ``root``
+    (:func:`benchmarks.base.find_image`, which every benchmark's image paths go through).
 
     Raises:
         DataError: the path leads out of ``root`` (relative with ``..`` or absolute), or
             no folder holds the file.
     """
-    base = Path(os.path.normpath(Path(root).expanduser().absolute()))
-    tried = []
-    for folder in folders:
-        candidate = Path(os.path.normpath(base / folder / name))
-        if not candidate.is_relative_to(base):
-            raise DataError(f"image path {name!r} leads out of the data root {base}")
-        if candidate.is_file():
-            return candidate
-        tried.append(str(candidate))
-    raise DataError(f"image {name!r} not found (looked for {', '.join(tried)})")
+    return find_image(root, name, folders)
 
 
 def _check_image(path: Path) -> None:

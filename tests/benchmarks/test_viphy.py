@@ -340,7 +340,7 @@ def test_color_and_size_graphs(release: Path) -> None:
 
 def test_evaluate_predictions_equals_matrix_scoring(release: Path) -> None:
     bench = ViPhyBenchmark(release, "test", task="spatial")
-    preds = [Prediction(id=it.option_id(c), match_prob=2 * PROBS[i][k])
+    preds = [Prediction(id=it.option_id(c), match_prob=0.5 * PROBS[i][k])
              for i, it in enumerate(bench.items) for k, c in enumerate(bench.classes)]
     out = bench.evaluate(list(reversed(preds)))
     ref = bench.score(PROBS)
