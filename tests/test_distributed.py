@@ -57,11 +57,11 @@ WORKER = textwrap.dedent("""
     out, spec = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
     save = T.save_checkpoint
 
-    def recording_save(path, model, vocab, config, optimizer=None, step=0):
+    def recording_save(path, model, vocab, config, optimizer=None, step=0, **kw):
         # which rank saved, and a copy of every checkpoint
         with open(out / "saves.txt", "a") as f:
             f.write(f"{distributed.rank()} {step}\\n")
-        save(path, model, vocab, config, optimizer, step)
+        save(path, model, vocab, config, optimizer, step, **kw)
         shutil.copy(path, out / f"step{step}.pt")
 
     T.save_checkpoint = recording_save

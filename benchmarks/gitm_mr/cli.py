@@ -92,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="width of written region features (default: as given; 2048 for "
                           "--from-synthetic)")
     gen.add_argument("--overwrite", action="store_true",
-                     help="write into a folder that already holds a manifest.json")
+                     help="replace an earlier output in --out: only the files its "
+                          "manifest.json lists (a folder holding anything else is refused)")
     gen.add_argument("--json", action="store_true", help="print the manifest as JSON")
     gen.set_defaults(func=_generate)
 
@@ -140,10 +141,17 @@ def _generate(args: argparse.Namespace) -> int:
     from benchmarks.gitm_mr.generator import GenerateConfig, generate_from_refreasoning
     from benchmarks.gitm_mr.mlm import MLMUnavailable
     from benchmarks.gitm_mr.synthetic import convert_synthetic
+    from benchmarks.gitm_mr.writer import check_release_folder
+    from benchmarks.outputs import ForeignFilesError
 
     out = Path(args.out)
-    if (out / "manifest.json").exists() and not args.overwrite:
-        raise CommandError(f"{out / 'manifest.json'} exists; use --overwrite to write there")
+    try:  # before any work: a folder of other files (e.g. the release itself) is refused
+        check_release_folder(out, overwrite=args.overwrite)
+    except ForeignFilesError as exc:
+        raise CommandError(str(exc)) from exc
+    except FileExistsError as exc:
+        raise CommandError(f"{out / 'manifest.json'} exists; use --overwrite to write there "
+                           "(it replaces the files that manifest lists)") from exc
     start = time.perf_counter()
     try:
         if args.from_synthetic:
@@ -168,6 +176,8 @@ def _generate(args: argparse.Namespace) -> int:
                 args.refreasoning, out, config, parser=parsers.load(args.parser),
                 mlm=args.mlm, proposals=proposals)
     except MLMUnavailable as exc:
+        raise CommandError(str(exc)) from exc
+    except FileExistsError as exc:  # the folder changed while the data was made
         raise CommandError(str(exc)) from exc
     except (DataError, ValueError, KeyError) as exc:
         raise CommandError(str(exc)) from exc

@@ -14,7 +14,11 @@ Conventions of the written files (the official release leaves some of them open)
 * the vocabulary ``word_embedding/vocabulary_<n>.txt`` holds ``<pad>`` (line 0),
   ``<unk>`` and every lowercase word of the graphs; no embedding matrix is written;
 * ``vinvl_objects/gt_objects_0.h5`` holds every image's features in dataset
-  ``features`` ``[images, max boxes, dim]`` (gzip), row ``idx`` of ``rois_info.pkl``.
+  ``features`` ``[images, max boxes, dim]`` (gzip), row ``idx`` of ``rois_info.pkl``;
+* ``manifest.json`` (written last) lists every file written (``"written"``).  The
+  writer writes only into a new or empty folder or one holding nothing but its own
+  earlier output (which it replaces, file by file as listed); a folder with anything
+  else, such as the official release, is refused (see :mod:`benchmarks.outputs`).
 """
 
 from __future__ import annotations
@@ -36,9 +40,29 @@ from benchmarks.gitm_mr.layout import (
     small_path,
     word_count,
 )
+from benchmarks.outputs import check_output, finish_output, prepare_output
 from rcrn.structures import LanguageGraph, Proposals
 
-__all__ = ["Pair", "write_release", "write_vinvl_objects", "build_vocabulary"]
+__all__ = ["Pair", "write_release", "write_vinvl_objects", "build_vocabulary",
+           "check_release_folder", "WRITER"]
+
+#: Names the layout writer in messages and in its list of files being written.
+WRITER = "GITM-MR layout writer"
+
+
+def _is_ours(manifest: Any) -> bool:
+    return isinstance(manifest, dict) and manifest.get("layout") == "gitm-mr"
+
+
+def check_release_folder(out: str | Path, overwrite: bool = True) -> None:
+    """Whether :func:`write_release` may write into ``out`` (changes nothing).
+
+    Raises:
+        benchmarks.outputs.ForeignFilesError: ``out`` holds anything the writer did not
+            write (e.g. the official release).
+        FileExistsError: ``out`` holds an earlier output and ``overwrite`` is False.
+    """
+    check_output(out, WRITER, _is_ours, overwrite)
 
 
 @dataclass
@@ -139,7 +163,8 @@ def write_vinvl_objects(out: Path, proposals: Mapping[str, Proposals],
 def write_release(out: str | Path, splits: Mapping[str, Sequence[Pair]], *,
                   proposals: Mapping[str, Proposals] | None = None,
                   feature_dim: int | None = None,
-                  manifest: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  manifest: Mapping[str, Any] | None = None,
+                  overwrite: bool = True) -> dict[str, Any]:
     """Write pairs in the GITM-MR release layout under ``out``.
 
     Args:
@@ -148,17 +173,41 @@ def write_release(out: str | Path, splits: Mapping[str, Sequence[Pair]], *,
         proposals: optional ``image_id -> Proposals`` written to ``vinvl_objects/``.
         feature_dim: see :func:`write_vinvl_objects`.
         manifest: extra fields of ``manifest.json`` (written last).
+        overwrite: replace an earlier output of this writer in ``out`` (the files its
+            manifest lists); a folder holding anything else is refused either way.
 
     Returns:
         The manifest written to ``out/manifest.json``.
+
+    Raises:
+        benchmarks.outputs.ForeignFilesError: ``out`` holds files the writer did not
+            write (nothing is changed).
+        FileExistsError: an earlier output is there and ``overwrite`` is False.
+        KeyError: ``proposals`` lacks an image of the pairs.
     """
     from parsers.readers import write_gitm_parses
 
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
     graphs = [p.graph for pairs in splits.values() for p in pairs]
     graphs += [p.neg_graph for pairs in splits.values() for p in pairs if p.neg_graph]
     vocab = build_vocabulary(graphs)
+    used = {p.image_id for pairs in splits.values() for p in pairs}
+    if proposals is not None:
+        missing = sorted(used - set(proposals))
+        if missing:
+            raise KeyError(f"no proposals for {len(missing)} image(s), e.g. {missing[:3]}")
+    plan = [f"word_embedding/vocabulary_{len(vocab)}.txt"]
+    for split in splits:
+        plan += [expression_path(root, split, False), expression_path(root, split, True),
+                 counter_path(root, split), parse_path(root, split, False),
+                 parse_path(root, split, True)]
+        if split == "train":
+            plan += [small_path(root, split, n) for n in LENGTH_SUBSETS]
+    if proposals is not None:
+        plan += [root / "vinvl_objects" / "gt_objects_0.h5",
+                 root / "vinvl_objects" / "rois_info.pkl"]
+    plan = [p if isinstance(p, str) else Path(p).relative_to(root).as_posix() for p in plan]
+    prepare_output(root, plan, WRITER, _is_ours, overwrite)
     vocab_file = root / "word_embedding" / f"vocabulary_{len(vocab)}.txt"
     vocab_file.parent.mkdir(parents=True, exist_ok=True)
     vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
@@ -203,14 +252,7 @@ def write_release(out: str | Path, splits: Mapping[str, Sequence[Pair]], *,
                               "vocabulary": str(vocab_file.relative_to(root)),
                               "vocabulary_size": len(vocab)}
     if proposals is not None:
-        used = {p.image_id for pairs in splits.values() for p in pairs}
-        missing = sorted(used - set(proposals))
-        if missing:
-            raise KeyError(f"no proposals for {len(missing)} image(s), e.g. {missing[:3]}")
         result["vinvl_objects"] = write_vinvl_objects(
             root / "vinvl_objects", {i: proposals[i] for i in sorted(used)}, feature_dim)
     result.update(dict(manifest or {}))
-    with open(root / "manifest.json", "w", encoding="utf-8") as fh:
-        json.dump(result, fh, indent=2, default=str)
-        fh.write("\n")
-    return result
+    return finish_output(root, result, plan)

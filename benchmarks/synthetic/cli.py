@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmarks.base import DataError
 from benchmarks.synthetic.benchmark import load_manifest
-from benchmarks.synthetic.generator import GeneratorConfig, generate_dataset
+from benchmarks.synthetic.generator import ForeignFilesError, GeneratorConfig, generate_dataset
 from benchmarks.synthetic.splits import SPLITS
 from rcrn.cli import CommandError
 
@@ -53,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="in-distribution word limit, Train-Len subset 'len_words' (default 16)")
     gen.add_argument("--max-relations", type=int, default=2,
                      help="in-distribution relation limit, subset 'len_rels' (default 2)")
-    gen.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    gen.add_argument("--overwrite", action="store_true",
+                     help="replace an existing dataset: only the files its manifest lists "
+                          "(a folder holding anything else is refused)")
     gen.add_argument("--quiet", action="store_true", help="no progress bar")
     gen.set_defaults(func=_generate)
 
@@ -79,6 +81,8 @@ def _generate(args: argparse.Namespace) -> int:
     try:
         manifest = generate_dataset(args.out, config, progress=not args.quiet,
                                     overwrite=args.overwrite)
+    except ForeignFilesError as exc:
+        raise CommandError(str(exc)) from exc
     except FileExistsError as exc:
         raise CommandError(f"{exc} (use --overwrite)") from exc
     except ValueError as exc:

@@ -5,7 +5,13 @@
     images/<scene_id>.png         rendered scenes
     scenes.jsonl                  one scene per line: id, image, size, split, objects
     annotations/<split>.jsonl     one expression per line (a positive, then its mismatch)
-    manifest.json                 counts, seed, thresholds, vocabulary, version (written last)
+    manifest.json                 counts, seed, thresholds, vocabulary, version, and the
+                                  list of files written (written last)
+
+While it runs, ``generating.json`` lists the files it is writing (and any it replaces), so
+an interrupted generation is recognised as the generator's own output.  A folder holding
+anything else is never written into: the generator replaces only files its manifest (or
+that list) names.
 
 Each scene draws from its own random generator seeded by ``(seed, scene index)``,
 so the same seed gives the same records and the same image bytes.
@@ -39,7 +45,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +53,7 @@ from typing import Any
 from PIL import Image
 from tqdm import tqdm
 
+from benchmarks.outputs import JOURNAL, ForeignFilesError, finish_output, prepare_output
 from benchmarks.synthetic.expressions import CONNECTOR_WORDS, GENERIC_NOUN, sample_expression
 from benchmarks.synthetic.mismatches import SUBSTITUTIONS, find_mismatch
 from benchmarks.synthetic.relations import PHRASES, SceneRelations
@@ -64,10 +70,19 @@ __all__ = [
     "vocabulary",
     "generate_scene",
     "generate_dataset",
+    "planned_files",
+    "JOURNAL",
+    "ForeignFilesError",
 ]
 
 DATASET_NAME = "rcrn-synthetic"
 GENERATOR_VERSION = "1.0"
+#: Names the generator in messages and in its list of files being written.
+WRITER = "synthetic generator"
+
+
+def _is_ours(manifest: Any) -> bool:
+    return isinstance(manifest, dict) and manifest.get("name") == DATASET_NAME
 
 #: Relative frequency of each number of relations in sampled expressions.
 DEFAULT_RELATION_COUNTS: dict[int, float] = {
@@ -246,33 +261,39 @@ def generate_scene(index: int, split: str, config: GeneratorConfig) -> SceneSamp
     return SceneSample(scene=scene, records=records, image=image)
 
 
+def planned_files(config: GeneratorConfig) -> list[str]:
+    """The files (relative to the root, ``/``-separated) a dataset of ``config`` consists
+    of, besides ``manifest.json``."""
+    return (["scenes.jsonl"] + [f"annotations/{s}.jsonl" for s in SPLITS]
+            + [f"images/s{i:06d}.png" for i in range(config.scenes)])
+
+
 def generate_dataset(out: str | Path, config: GeneratorConfig, progress: bool = True,
                      overwrite: bool = False) -> dict[str, Any]:
     """Generate a whole dataset under ``out`` and return its manifest.
 
     Args:
-        out: output root (created if needed).
+        out: output root (created if needed): a new or empty folder, or one holding
+            only an earlier output of this generator (complete: needs ``overwrite``; or
+            interrupted).
         config: generator settings.
         progress: show a progress bar.
-        overwrite: replace an existing dataset (its images, annotations and manifest).
+        overwrite: replace an existing dataset: the files its manifest lists, and only
+            those.
 
     Returns:
         The manifest written to ``out/manifest.json``.
 
     Raises:
-        FileExistsError: when ``out`` already holds a dataset and ``overwrite`` is False.
+        FileExistsError: when ``out`` already holds a dataset and ``overwrite`` is False;
+            ``ForeignFilesError`` (a FileExistsError) when it holds anything the
+            generator did not write (whatever ``overwrite``).
         ValueError: for bad settings.
     """
     config.validate()
     root = Path(out)
-    manifest_path = root / "manifest.json"
-    if manifest_path.exists():
-        if not overwrite:
-            raise FileExistsError(f"{manifest_path} exists; pass overwrite=True to replace it")
-        manifest_path.unlink()
-    for sub in ("images", "annotations"):
-        if (root / sub).exists():
-            shutil.rmtree(root / sub)
+    plan = planned_files(config)
+    prepare_output(root, plan, WRITER, _is_ours, overwrite)
     (root / "images").mkdir(parents=True, exist_ok=True)
     (root / "annotations").mkdir(parents=True, exist_ok=True)
     splits = assign_splits(config.scenes, config.seed, config.split_fractions)
@@ -325,7 +346,4 @@ def generate_dataset(out: str | Path, config: GeneratorConfig, progress: bool = 
                   "annotations": {s: f"annotations/{s}.jsonl" for s in SPLITS},
                   "images": "images/"},
     }
-    with open(manifest_path, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
-    return manifest
+    return finish_output(root, manifest, plan)

@@ -34,14 +34,19 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                         progress: bool = True) -> Any:
     """The synthetic split of ``config['data']``, generated when absent, parsed and detected."""
     import parsers
+    from benchmarks.base import DataError
     from benchmarks.synthetic import GeneratorConfig, SyntheticBenchmark, ensure_dataset
     from detectors.components import ComponentsDetector
 
     data = config.get("data", {})
-    root = ensure_dataset(data.get("root", "data/synthetic"), scenes=int(data.get("scenes", 500)),
-                          seed=int(data.get("seed", config.get("seed", 0))),
-                          per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
-                          progress=progress)
+    try:
+        root = ensure_dataset(data.get("root", "data/synthetic"),
+                              scenes=int(data.get("scenes", 500)),
+                              seed=int(data.get("seed", config.get("seed", 0))),
+                              per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
+                              progress=progress)
+    except DataError as exc:  # a folder of other files, another manifest: one line
+        raise CommandError(str(exc)) from exc
     parser = parsers.load(data.get("parser", "rule"))
     detector = (ComponentsDetector() if data.get("detector", "components") == "components"
                 else None)
@@ -131,6 +136,50 @@ def _predict_run(model: Any, vocab: Any, run: Any, batch_size: int,
                            f"({exc})") from exc
 
 
+def check_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
+    """Where a training run may go: a new run into a missing or empty ``--out`` (or any
+    with ``--overwrite``, whose run it replaces), ``--resume`` into one with ``last.pt``.
+
+    Raises:
+        CommandError: naming the folder otherwise.
+    """
+    if resume and overwrite:
+        raise CommandError("--resume continues the run in --out and --overwrite starts it "
+                           "again: give one of them")
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"--out {out} is a file, not a folder")
+    if resume:
+        if not (out / "last.pt").exists():
+            again = ("with --overwrite instead" if out.is_dir() and any(out.iterdir())
+                     else "without --resume")
+            raise CommandError(f"--resume: {out / 'last.pt'} does not exist, so there is "
+                               f"nothing to resume (start the run {again})")
+        return
+    if overwrite or not out.is_dir():
+        return
+    entries = sorted(p.name for p in out.iterdir())
+    if entries:
+        shown = ", ".join(entries[:4]) + (f" and {len(entries) - 4} more"
+                                          if len(entries) > 4 else "")
+        raise CommandError(f"--out {out} is not empty ({shown}): --resume continues the run "
+                           "there, --overwrite replaces it; or choose another --out")
+
+
+def resume_run(trainer: Any, out: Path, resume: bool) -> None:
+    """``--resume``: restore ``OUT/last.pt`` into ``trainer`` (an error when it is absent,
+    unreadable or of another config; see ``Trainer.resume``)."""
+    if not resume:
+        return
+    if not trainer.resume():
+        raise CommandError(f"--resume: {out / 'last.pt'} does not exist, so there is "
+                           "nothing to resume (start the run without --resume)")
+    if trainer.dist.is_main:
+        steps = int(trainer.train_cfg.get("steps", 1000))
+        print(f"resumed from {out / 'last.pt'} at step {trainer.step} of {steps}"
+              + (" (training had finished; evaluating again)" if trainer.step >= steps
+                 else ""))
+
+
 def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: bool) -> int:
     """``rcrn train`` on VSR or What'sUp: the match objective (no referent boxes)."""
     from rcrn.engine.benchmark_runs import write_predictions
@@ -154,8 +203,7 @@ def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: 
 
     trainer = Trainer(config, train.problems, out, evaluate=evaluate if val else None)
     main = trainer.dist.is_main
-    if resume and trainer.resume() and main:
-        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    resume_run(trainer, out, resume)
     try:
         metrics = trainer.fit()
     except OSError as exc:
@@ -236,8 +284,7 @@ def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
     trainer = Trainer(config, train, out, evaluate=None if val is None else
                       (lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0]))
     main = distributed.is_main()
-    if resume and trainer.resume() and main:
-        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    resume_run(trainer, out, resume)
     metrics = trainer.fit()
     if not main:
         return 0
@@ -267,7 +314,7 @@ def _train_viphy(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from rcrn.engine import distributed
-    from rcrn.engine.config import ConfigError, load_config
+    from rcrn.engine.config import ConfigError, check_config, load_config
     from rcrn.engine.trainer import resolve_device
 
     args.benchmark = benchmark_name(args.benchmark)
@@ -280,11 +327,13 @@ def _train(args: argparse.Namespace) -> int:
     if args.train_split:
         args.overrides.insert(0, f"data.train_subset={args.train_split}")
     try:
-        config = load_config(args.config or default_config_path(args.benchmark),
-                             args.overrides)
+        config = check_config(load_config(args.config or default_config_path(args.benchmark),
+                                          args.overrides))
     except ConfigError as exc:
         raise CommandError(str(exc)) from exc
     train_cfg = config.get("train", {})
+    # every rank looks at --out before any joins the process group (and rank 0 writes)
+    check_run_folder(Path(args.out), args.resume, args.overwrite)
     # under torchrun: join the process group before the data is made (rank 0 first)
     distributed.init(resolve_device(train_cfg.get("device", "cpu")), train_cfg.get("backend"))
     try:
@@ -315,8 +364,7 @@ def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
     eval_bs = int(config.get("eval", {}).get("batch_size", 128))
     trainer = Trainer(config, train, out,
                       evaluate=lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0])
-    if resume and trainer.resume() and main:
-        print(f"resumed from {out / 'last.pt'} at step {trainer.step}")
+    resume_run(trainer, out, resume)
     metrics = trainer.fit()
     if not main:  # rank 0 evaluates and reports
         return 0
@@ -386,15 +434,16 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from rcrn.engine.config import load_config
+    from rcrn.engine.config import check_config, load_config
     from rcrn.engine.trainer import Trainer
 
     t0 = time.time()
     overrides = list(args.overrides)
     if args.data:
         overrides.append(f"data.root={args.data}")
-    config = load_config(args.config or default_config_path(), overrides)
+    config = check_config(load_config(args.config or default_config_path(), overrides))
     out = Path(args.out)
+    check_run_folder(out, args.resume, args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     data = config.get("data", {})
     print(f"[1/4] data: {data.get('root')} (generated if absent)")
@@ -403,6 +452,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"[2/4] training on {len(train)} short-expression problems "
           f"({config['train']['steps']} steps)")
     trainer = Trainer(config, train, out)
+    resume_run(trainer, out, args.resume)
     trainer.fit()
     print(f"[3/4] evaluating on {len(test)} test problems")
     metrics, problems, preds = evaluate_benchmark(trainer.model, trainer.vocab, test,
@@ -525,7 +575,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("train", help="train RCRN from a config", formatter_class=fmt,
                        description="Train RCRN; writes config.yaml, metrics.jsonl, last.pt "
-                                   "and TensorBoard logs into --out.\n\n"
+                                   "and TensorBoard logs into --out.\n"
+                                   "last.pt is written every train.checkpoint_every steps "
+                                   "(default 200) and at the end;\n--resume continues a "
+                                   "killed run from it exactly.\n\n"
                                    "Under torchrun it trains on every process with "
                                    "DistributedDataParallel (gloo on CPU, NCCL on CUDA;\n"
                                    "train.backend overrides); train.batch_size is the global "
@@ -535,6 +588,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "backend name, e.g. aot_eager) applies torch.compile.",
                        epilog="Examples:\n  rcrn train --config rcrn/configs/synthetic.yaml "
                               "--out runs/syn train.steps=500\n"
+                              "  rcrn train --config rcrn/configs/synthetic.yaml "
+                              "--out runs/syn --resume train.steps=500   # after a kill\n"
                               "  rcrn train --config rcrn/configs/vsr.yaml --out runs/vsr "
                               "data.root=data/vsr \\\n"
                               "      data.proposals=data/vsr/instances_train2017.json\n"
@@ -547,7 +602,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="YAML config (default: the packaged synthetic.yaml, or "
                                      "gitm_mr.yaml / vsr.yaml for those --benchmark values)")
     p.add_argument("--out", default="runs/train", help="output folder")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/last.pt")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in OUT from OUT/last.pt (written every "
+                        "train.checkpoint_every steps and at the end) with the same config; "
+                        "only train.steps and train.checkpoint_every may change")
+    p.add_argument("--overwrite", action="store_true",
+                   help="start a new run in an OUT that is not empty, replacing the run "
+                        "there (a new run into a non-empty OUT is refused without it)")
     p.add_argument("--benchmark", help="synthetic, gitm_mr, vsr, whatsup (same as "
                                        "data.benchmark=...) or viphy (the linear probe of "
                                        "`rcrn viphy train`)")
@@ -606,7 +667,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "default config on short expressions, evaluates on the test "
                                    "split, draws one prediction and writes its trace.",
                        epilog="Example: rcrn demo --out runs/demo train.steps=300")
-    p.add_argument("--out", default="runs/demo")
+    p.add_argument("--out", default="runs/demo",
+                   help="output folder (default runs/demo); one that is not empty needs "
+                        "--resume or --overwrite")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the demo's training in OUT from OUT/last.pt (same "
+                        "config and overrides)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="run the demo again in an OUT that holds an earlier run")
     p.add_argument("--data", help="dataset root (default: data/synthetic)")
     p.add_argument("--config", help="YAML config (default: the packaged synthetic.yaml)")
     p.add_argument("overrides", nargs="*", help="key=value config overrides")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,13 +19,31 @@ from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
 
 from rcrn.batching import GroundingBatch, Vocab, collate
+from rcrn.cli import CommandError
 from rcrn.engine import distributed
 from rcrn.losses import LossConfig, model_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
 __all__ = ["PixelRegions", "build_model", "ProblemDataset", "make_loader", "predict",
-           "Trainer", "save_checkpoint", "load_checkpoint", "seed_everything"]
+           "Trainer", "save_checkpoint", "load_checkpoint", "read_checkpoint",
+           "CheckpointError", "seed_everything", "rng_states", "set_rng_states",
+           "DEFAULT_CHECKPOINT_EVERY", "RESUME_MAY_CHANGE"]
+
+#: Steps between the checkpoints written during training (``train.checkpoint_every``;
+#: 0 writes only the last one).  A demo-size run (2,400 steps of about 0.3 s on a 2-core
+#: CPU) then keeps about a minute of work at risk.
+DEFAULT_CHECKPOINT_EVERY = 200
+#: Settings a resumed run may change: the schedule's length and when it saves.
+RESUME_MAY_CHANGE = ("train.steps", "train.checkpoint_every")
+#: Temporary files the trainer writes before moving them into place (a killed run can
+#: leave them; the next run removes them).
+TMP_FILES = ("last.pt.tmp", "config.yaml.tmp", "metrics.jsonl.tmp")
+
+
+class CheckpointError(CommandError, ValueError):
+    """A checkpoint that cannot be read, restored or resumed from; the message names the
+    file (the CLI reports it on one line, exit code 2)."""
 
 
 def resolve_device(name: str) -> torch.device:
@@ -36,6 +57,39 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def rng_states() -> dict[str, Any]:
+    """The states of the global random generators (Python, NumPy, torch CPU and CUDA), in
+    types a ``weights_only`` checkpoint holds."""
+    version, internal, gauss = random.getstate()
+    np_state = np.random.get_state(legacy=False)
+    states: dict[str, Any] = {
+        "python": [version, list(internal), gauss],
+        "numpy": {"bit_generator": np_state["bit_generator"],
+                  "key": torch.from_numpy(np_state["state"]["key"].astype(np.int64)),
+                  "pos": int(np_state["state"]["pos"]),
+                  "has_gauss": int(np_state["has_gauss"]), "gauss": float(np_state["gauss"])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    """Restore what :func:`rng_states` returned."""
+    version, internal, gauss = states["python"]
+    random.setstate((int(version), tuple(int(v) for v in internal), gauss))
+    n = states["numpy"]
+    np.random.set_state({"bit_generator": n["bit_generator"],
+                         "state": {"key": n["key"].numpy().astype(np.uint32),
+                                   "pos": int(n["pos"])},
+                         "has_gauss": int(n["has_gauss"]), "gauss": float(n["gauss"])})
+    torch.set_rng_state(states["torch"].cpu())
+    if states.get("cuda") is not None and torch.cuda.is_available() \
+            and len(states["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all([s.cpu() for s in states["cuda"]])
 
 
 class PixelRegions(nn.Module):
@@ -247,10 +301,28 @@ def grouped_batches(keys: Sequence[Any], batch_size: int, seed: int) -> list[lis
     return [flat[i:i + batch_size] for i in range(0, len(flat), batch_size)]
 
 
+class _SkipBatches:
+    """A batch sampler without the first ``skip`` batches of ``batches`` (which are drawn,
+    so a seeded sampler's generator advances as it would have)."""
+
+    def __init__(self, batches: Any, skip: int) -> None:
+        self.batches, self.skip = batches, skip
+
+    def __iter__(self) -> Any:
+        it = iter(self.batches)
+        for _ in range(self.skip):
+            if next(it, None) is None:
+                return
+        yield from it
+
+    def __len__(self) -> int:
+        return max(0, len(self.batches) - self.skip)
+
+
 def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: int,
                 shuffle: bool, with_images: bool, num_workers: int = 0, seed: int = 0,
                 group_by: str | None = None, rank: int = 0, world_size: int = 1,
-                pin_memory: bool = False) -> DataLoader:
+                pin_memory: bool = False, skip: int = 0) -> DataLoader:
     """A DataLoader whose workers read and collate (the schedule is built in the workers).
 
     Args:
@@ -261,6 +333,8 @@ def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: 
             each (``distributed.shard_batches``; a last batch smaller than
             ``world_size`` is dropped).
         pin_memory: pin batches in page-locked memory (for CUDA copies).
+        skip: leave out the first ``skip`` batches (the rest are those of the loader
+            without ``skip``: a resumed epoch).
     """
     dataset = ProblemDataset(problems, with_images)
     collate_fn = _Collate(vocab, with_images)
@@ -271,15 +345,18 @@ def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: 
         batches = grouped_batches(keys, batch_size, seed)
         if world_size > 1:
             batches = distributed.shard_batches(batches, rank, world_size)
-        return DataLoader(dataset, batch_sampler=batches, **common)
+        return DataLoader(dataset, batch_sampler=batches[skip:], **common)
     gen = torch.Generator().manual_seed(seed)
-    if world_size > 1:
+    if world_size > 1 or skip:
         # the batches of the single-process loader below (the DataLoader draws from
         # ``gen`` in the same order), each rank loading its slice
         sampler = (RandomSampler(dataset, generator=gen) if shuffle
                    else SequentialSampler(dataset))
-        batches = distributed.ShardedBatches(BatchSampler(sampler, batch_size, False), rank,
-                                             world_size)
+        batches: Any = BatchSampler(sampler, batch_size, False)
+        if world_size > 1:
+            batches = distributed.ShardedBatches(batches, rank, world_size)
+        if skip:
+            batches = _SkipBatches(batches, skip)
         return DataLoader(dataset, batch_sampler=batches, generator=gen, **common)
     return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, generator=gen, **common)
 
@@ -339,35 +416,212 @@ def predictions_from_output(out: Any, batch: GroundingBatch) -> list[Prediction]
     return preds
 
 
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a platform without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | Path, write: Callable[[Any], None]) -> None:
+    """Write ``path`` through ``write(binary file)`` into ``PATH.tmp``, fsync it, move it
+    into place with ``os.replace`` and fsync the folder: a reader (or a run killed at any
+    point) sees the old file or the new one, never a part."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
 def save_checkpoint(path: str | Path, model: RCRN, vocab: Vocab, config: dict[str, Any],
-                    optimizer: torch.optim.Optimizer | None = None, step: int = 0) -> None:
-    state = {"model": model.state_dict(), "vocab": vocab.to_list(), "config": config,
-             "step": step}
+                    optimizer: torch.optim.Optimizer | None = None, step: int = 0,
+                    training: dict[str, Any] | None = None) -> None:
+    """Write a checkpoint atomically (see :func:`atomic_write`).
+
+    Args:
+        training: the state a run resumes from (``Trainer`` writes it: random
+            generators, data-order position, running losses).
+    """
+    state: dict[str, Any] = {"model": model.state_dict(), "vocab": vocab.to_list(),
+                             "config": config, "step": step}
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
-    tmp = Path(str(path) + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    if training is not None:
+        state["training"] = training
+    atomic_write(path, lambda f: torch.save(state, f))
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def read_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
+                    ) -> dict[str, Any]:
+    """The raw state of a checkpoint of ``rcrn train`` (``torch.load(weights_only=True)``).
+
+    Raises:
+        CheckpointError: naming the file when it is missing, a folder, empty, truncated,
+            corrupt, or not a checkpoint of this toolkit.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {path} is a folder, not a checkpoint file "
+                              "(e.g. give RUN/last.pt)")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint {path}: cannot be read ({_one_line(exc)})") from exc
+    if size == 0:
+        raise CheckpointError(f"checkpoint {path} is empty (0 bytes)")
+    try:
+        with warnings.catch_warnings():  # (torch warns about pickle protocols it reads)
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch reports truncation and corruption with many types
+        text = str(exc)
+        if "WeightsUnpickler error:" in text:  # the reason, without torch's advice
+            text = text.split("WeightsUnpickler error:", 1)[1].split("Check the documentation")[0]
+            reason = f"not a weights-only checkpoint: {' '.join(text.split())[:160]}"
+        else:
+            reason = f"{type(exc).__name__}: {_one_line(exc, 160)}"
+        raise CheckpointError(f"checkpoint {path} cannot be read: truncated, corrupt or not "
+                              f"a torch checkpoint ({reason})") from exc
+    if not isinstance(state, dict):
+        raise CheckpointError(f"checkpoint {path} holds a {type(state).__name__}, not the "
+                              "mapping rcrn train writes")
+    missing = [k for k in ("model", "vocab", "config") if k not in state]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} is not a checkpoint of rcrn train: no "
+                              f"{', '.join(repr(k) for k in missing)} entry")
+    if not isinstance(state["model"], dict) or not all(
+            isinstance(v, torch.Tensor) for v in state["model"].values()):
+        raise CheckpointError(f"checkpoint {path}: 'model' is not a mapping of tensors")
+    if not isinstance(state["config"], dict):
+        raise CheckpointError(f"checkpoint {path}: 'config' is not a mapping")
+    if not isinstance(state["vocab"], list) or not all(isinstance(w, str)
+                                                       for w in state["vocab"]):
+        raise CheckpointError(f"checkpoint {path}: 'vocab' is not a list of words")
+    if not isinstance(state.get("step", 0), int):
+        raise CheckpointError(f"checkpoint {path}: 'step' is not an integer")
+    return state
+
+
+def _load_weights(path: Path, model: nn.Module, weights: dict[str, torch.Tensor],
+                  what: str) -> None:
+    """``model.load_state_dict(weights)``, a mismatch reported on one line."""
+    mine = model.state_dict()
+    missing = [k for k in mine if k not in weights]
+    unexpected = [k for k in weights if k not in mine]
+    shapes = [f"{k} {tuple(weights[k].shape)} (the model has {tuple(v.shape)})"
+              for k, v in mine.items() if k in weights and weights[k].shape != v.shape]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} weight(s) missing, e.g. {missing[0]}")
+    if unexpected:
+        problems.append(f"{len(unexpected)} unknown weight(s), e.g. {unexpected[0]}")
+    if shapes:
+        problems.append(f"{len(shapes)} of another shape, e.g. {shapes[0]}")
+    if problems:
+        raise CheckpointError(f"checkpoint {path}: its weights do not fit {what}: "
+                              f"{'; '.join(problems)}")
+    try:
+        model.load_state_dict(weights)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise CheckpointError(f"checkpoint {path}: its weights do not fit {what} "
+                              f"({_one_line(exc)})") from exc
+
+
+def _model_of(path: Path, config: dict[str, Any], vocab: Vocab, pretrained_words: bool
+              ) -> nn.Module:
+    from rcrn.engine.config import ConfigError
+
+    try:
+        return build_model(config, vocab, pretrained_words=pretrained_words)
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {path}: its config does not build a model "
+                              f"({_one_line(exc)})") from exc
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
                     ) -> tuple[RCRN, Vocab, dict[str, Any], dict[str, Any]]:
-    """Model, vocabulary, config and the raw state of a checkpoint (weights only, no pickle)."""
+    """Model, vocabulary, config and the raw state of a checkpoint (weights only, no pickle).
+
+    Raises:
+        CheckpointError: naming the file when it cannot be read (see
+            :func:`read_checkpoint`) or its weights do not fit the model of its config.
+    """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"checkpoint {path} does not exist")
-    state = torch.load(path, map_location=map_location, weights_only=True)
-    vocab = Vocab.from_list(state["vocab"])
+    state = read_checkpoint(path, map_location)
+    try:
+        vocab = Vocab.from_list(state["vocab"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise CheckpointError(f"checkpoint {path}: bad vocabulary ({_one_line(exc)})") from exc
     config = dict(state["config"])
     if "words" in config and config["words"]:
         # restored vectors come from the weights; keep the word size they were trained with
-        key = next(k for k in ("words.embedding.weight", "encoder.words.embedding.weight")
-                   if k in state["model"])
+        key = next((k for k in ("words.embedding.weight", "encoder.words.embedding.weight")
+                    if k in state["model"]), None)
+        if key is None or state["model"][key].dim() != 2:
+            raise CheckpointError(f"checkpoint {path}: no word embedding weights for its "
+                                  "'words' section")
         config["model"] = dict(config.get("model", {}),
                                word_dim=int(state["model"][key].shape[1]))
-    model = build_model(config, vocab, pretrained_words=False)
-    model.load_state_dict(state["model"])
+    model = _model_of(path, config, vocab, pretrained_words=False)
+    if getattr(model, "uniter", None) is not None:   # its word pieces come with the weights
+        model.uniter.adopt_pieces(state["model"], "uniter.")
+    _load_weights(path, model, state["model"], "the model of its own config")
     return model, vocab, state["config"], state
+
+
+def config_differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two configs (sections compared key by key)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            key = f"{prefix}{k}"
+            if k not in old or k not in new:
+                out.append(key)
+            else:
+                out.extend(config_differences(old[k], new[k], key + "."))
+        return out
+    if isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        same = len(old) == len(new) and not any(config_differences(a, b)
+                                                for a, b in zip(old, new))
+        return [] if same else [prefix.rstrip(".")]
+    same = type(old) is type(new) and old == new or (
+        isinstance(old, (int, float)) and isinstance(new, (int, float))
+        and not isinstance(old, bool) and not isinstance(new, bool) and old == new)
+    return [] if same else [prefix.rstrip(".")]
+
+
+def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(config, dict):
+        return {prefix.rstrip("."): config}
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+def problems_digest(problems: Sequence[GroundingProblem]) -> str:
+    """A digest of the problem ids in order (what the data order is drawn over)."""
+    h = hashlib.sha256()
+    for p in problems:
+        h.update(str(p.id).encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
 
 
 def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
@@ -388,6 +642,18 @@ class Trainer:
     Writes into ``out_dir``: ``config.yaml`` (resolved), ``metrics.jsonl`` (one
     JSON object per log or evaluation), ``last.pt`` (resumable checkpoint) and
     TensorBoard logs under ``tb/`` when tensorboard is installed.
+
+    ``last.pt`` is written every ``train.checkpoint_every`` steps (default
+    ``DEFAULT_CHECKPOINT_EVERY``; 0: only at the end) and after the last step, each time
+    atomically (``*.tmp``, fsync, ``os.replace``).  It holds the model, the optimizer,
+    the step (the learning-rate schedule and ``match_warmup`` are functions of it), the
+    states of the Python, NumPy and torch generators, the data-order position (epoch and
+    batch: an epoch's order is drawn from ``seed + epoch``) and the running log sums, so
+    :meth:`resume` then :meth:`fit` continue the run exactly: a run killed at any point
+    and resumed ends with the same weights as one never stopped (bit for bit on CPU with
+    the same thread count).  A fresh :meth:`fit` (step 0, nothing resumed) starts
+    ``metrics.jsonl`` anew and removes an earlier ``last.pt``; a resumed one cuts the log
+    back to the lines written when its checkpoint was.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) it joins the process group (``train.backend``,
     default gloo on CPU, NCCL on CUDA), trains the model in DistributedDataParallel with
@@ -436,42 +702,146 @@ class Trainer:
                                           lr=float(self.train_cfg.get("lr", 5e-4)))
         self.step = 0
         self.with_images = self.model.region_encoder is not None
+        every = self.train_cfg.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+            from rcrn.engine.config import ConfigError
+
+            raise ConfigError(f"train.checkpoint_every must be a whole number of steps >= 0 "
+                              f"(0: only the last checkpoint), got {every!r}")
+        self.checkpoint_every = every
+        self._digest = problems_digest(self.problems)
+        self._resumed: dict[str, Any] | None = None  # the training state resumed from
+        self._metrics_lines = 0
 
     def resume(self, path: str | Path | None = None) -> bool:
-        """Load ``last.pt`` (or ``path``) if present; returns whether it did."""
+        """Restore the run of ``last.pt`` (or ``path``) if present; returns whether it did.
+
+        Raises:
+            CheckpointError: naming the file when it cannot be read, holds no training
+                state, was written with another config (anything but
+                ``RESUME_MAY_CHANGE``; the message names the keys), other training
+                problems or another number of processes, or is past ``train.steps``.
+        """
         path = Path(path) if path else self.out_dir / "last.pt"
         if not path.exists():
             return False
-        state = torch.load(path, map_location=self.device, weights_only=True)
+        state = read_checkpoint(path, self.device)
+        training = state.get("training")
+        if not isinstance(training, dict) or "position" not in training:
+            raise CheckpointError(f"checkpoint {path} holds no training state (it was not "
+                                  "written by a training run of this version), so the run "
+                                  "cannot be resumed exactly; start a new run instead")
+        differ = [k for k in config_differences(state["config"], self.config)
+                  if k not in RESUME_MAY_CHANGE]
+        if differ:
+            old, new = _flat(state["config"]), _flat(self.config)
+            said = "; ".join(f"{k}: {old.get(k, '(unset)')!r} in the checkpoint, "
+                             f"{new.get(k, '(unset)')!r} now" for k in differ[:6])
+            more = f" (and {len(differ) - 6} more)" if len(differ) > 6 else ""
+            raise CheckpointError(f"checkpoint {path}: the config differs in {len(differ)} "
+                                  f"key(s): {said}{more}; a resumed run may change only "
+                                  f"{', '.join(RESUME_MAY_CHANGE)}")
+        step = int(state["step"])
+        steps = int(self.train_cfg.get("steps", 1000))
+        if step > steps:
+            raise CheckpointError(f"checkpoint {path} is at step {step}, past train.steps="
+                                  f"{steps}; resume with train.steps >= {step}")
+        if int(training.get("world_size", 1)) != self.dist.world_size:
+            raise CheckpointError(f"checkpoint {path} was written by a run of "
+                                  f"{training.get('world_size')} process(es); resume it with "
+                                  f"as many (this run has {self.dist.world_size})")
+        if (training.get("problems") != len(self.problems)
+                or training.get("problems_digest") != self._digest):
+            raise CheckpointError(f"checkpoint {path} was trained on other problems "
+                                  f"({training.get('problems')} then, {len(self.problems)} "
+                                  "now, or in another order): the data changed")
         if state["vocab"] != self.vocab.to_list():
             self.vocab = Vocab.from_list(state["vocab"])
-            self.model = build_model(self.config, self.vocab).to(self.device)
+            self.model = _model_of(path, self.config, self.vocab, True).to(self.device)
             self.optimizer = torch.optim.Adam(self.model.parameters(),
                                               lr=float(self.train_cfg.get("lr", 5e-4)))
-        self.model.load_state_dict(state["model"])
-        if "optimizer" in state:
+        _load_weights(path, self.model, state["model"], "the model of this config")
+        if "optimizer" not in state:
+            raise CheckpointError(f"checkpoint {path} holds no optimizer state")
+        try:
             self.optimizer.load_state_dict(state["optimizer"])
-        self.step = int(state["step"])
+        except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+            raise CheckpointError(f"checkpoint {path}: its optimizer state does not fit "
+                                  f"({_one_line(exc)})") from exc
+        self.step = step
+        self._resumed = dict(training, config=state["config"])
         return True
 
     def _log(self, record: dict[str, Any]) -> None:
         with open(self.out_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
+        self._metrics_lines += 1
         if self._tb is not None:
             for k, v in record.items():
                 if isinstance(v, (int, float)) and k != "step":
                     self._tb.add_scalar(k, v, record["step"])
 
-    def fit(self, progress: bool = True) -> dict[str, Any]:
-        """Train for ``train.steps`` steps; returns the last evaluation (or last losses)."""
-        from tqdm import tqdm
+    def _prepare_out(self) -> None:
+        """Rank 0: remove leftover temporary files, then start the log anew (a fresh run),
+        cut it back to the checkpoint's lines (a resumed run) or count it."""
+        for name in TMP_FILES:
+            (self.out_dir / name).unlink(missing_ok=True)
+        log = self.out_dir / "metrics.jsonl"
+        if self._resumed is not None:
+            keep = int(self._resumed.get("metrics_lines", 0))
+            lines = log.read_bytes().split(b"\n") if log.exists() else []
+            complete = lines[:-1]  # the part after the last newline is an unfinished line
+            kept = complete[:keep]
+            if len(kept) != len(complete) or lines[-1:] not in ([b""], []):
+                atomic_write(log, lambda f: f.write(b"".join(x + b"\n" for x in kept)))
+            self._metrics_lines = len(kept)
+            config = self._resumed["config"]
+            # config.yaml is that of the checkpoint until the next checkpoint is written
+            self._write_config(config)
+        elif self.step == 0:  # a new run: no log or checkpoint of an earlier one stays
+            log.unlink(missing_ok=True)
+            (self.out_dir / "last.pt").unlink(missing_ok=True)
+            self._metrics_lines = 0
+            self._write_config(self.config)
+        else:  # a second fit of this trainer continues its log
+            self._metrics_lines = (len(log.read_bytes().splitlines()) if log.exists() else 0)
+            self._write_config(self.config)
 
-        from rcrn.engine.config import save_config
+    def _write_config(self, config: dict[str, Any]) -> None:
+        import yaml
+
+        text = yaml.safe_dump(config, sort_keys=False).encode("utf-8")
+        path = self.out_dir / "config.yaml"
+        if not path.exists() or path.read_bytes() != text:
+            atomic_write(path, lambda f: f.write(text))
+
+    def _checkpoint(self, position: tuple[int, int], running: dict[str, float],
+                    elapsed: float) -> None:
+        """Rank 0 writes ``last.pt`` (and ``config.yaml`` when it changed)."""
+        training = {
+            "version": 1, "position": [int(position[0]), int(position[1])],
+            "rng": rng_states(), "running": {k: float(v) for k, v in running.items()},
+            "elapsed": float(elapsed), "metrics_lines": self._metrics_lines,
+            "world_size": self.dist.world_size, "problems": len(self.problems),
+            "problems_digest": self._digest,
+        }
+        save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
+                        self.optimizer, self.step, training=training)
+        self._write_config(self.config)
+
+    def fit(self, progress: bool = True) -> dict[str, Any]:
+        """Train until step ``train.steps``; returns the last evaluation (or {}).
+
+        Continues from the step :meth:`resume` restored; see the class for what is
+        written.
+        """
+        from tqdm import tqdm
 
         main = self.dist.is_main
         self._tb = None
+        resumed = self._resumed
         if main:
-            save_config(self.config, self.out_dir / "config.yaml")
+            self._prepare_out()
             try:
                 from torch.utils.tensorboard import SummaryWriter
 
@@ -496,17 +866,34 @@ class Trainer:
             raise ValueError(f"train.batch_size ({batch_size}) and the number of problems "
                              f"({len(self.problems)}) must be at least the number of "
                              f"processes ({self.dist.world_size})")
+        # the data order: epoch e visits the batches drawn from seed + e; a resumed run
+        # starts at the checkpoint's epoch and batch, with the generators as they were then
+        epoch, done_in_epoch = 0, 0
+        restore: dict[str, Any] | None = None
+        if resumed is not None:
+            epoch, done_in_epoch = (int(v) for v in resumed["position"])
+            restore = resumed["rng"]
+            if main:
+                running = {k: float(v) for k, v in resumed.get("running", {}).items()}
+            else:  # rank 0 holds the ranks' sums (see _checkpoint's caller)
+                running = {k: 0.0 for k in resumed.get("running", {})}
+            t0 -= float(resumed.get("elapsed", 0.0))
+            self._resumed = None
         bar = tqdm(total=steps, initial=self.step, desc="train",
                    disable=not progress or not main)
-        epoch = self.step * batch_size // max(1, len(self.problems))
+        position = (epoch, done_in_epoch)
+        seed = int(self.config.get("seed", 0))
         while self.step < steps:
             loader = make_loader(self.problems, self.vocab, batch_size, True, self.with_images,
-                                 int(cfg.get("num_workers", 0)),
-                                 seed=int(self.config.get("seed", 0)) + epoch,
+                                 int(cfg.get("num_workers", 0)), seed=seed + epoch,
                                  group_by=cfg.get("group_by"), rank=self.dist.rank,
                                  world_size=self.dist.world_size,
-                                 pin_memory=self.device.type == "cuda")
-            for batch in loader:
+                                 pin_memory=self.device.type == "cuda", skip=done_in_epoch)
+            batches = iter(loader)  # (may draw from torch's generator: before the restore)
+            if restore is not None:
+                set_rng_states(restore)
+                restore = None
+            for batch in batches:
                 if self.step >= steps:
                     break
                 batch = batch.to(self.device, non_blocking=True)
@@ -521,6 +908,8 @@ class Trainer:
                     group["lr"] = self.lr_at(self.step)
                 self.optimizer.step()
                 self.step += 1
+                done_in_epoch += 1
+                position = (epoch, done_in_epoch)
                 for k, v in losses.items():
                     running[k] = running.get(k, 0.0) + float(v.detach())
                 bar.update(1)
@@ -538,12 +927,23 @@ class Trainer:
                 if eval_every and self.evaluate_fn and self.step % eval_every == 0 \
                         and self.step != steps and main:
                     last_eval = self._evaluate()
+                if self.checkpoint_every and self.step % self.checkpoint_every == 0 \
+                        and self.step != steps:
+                    # the running sums of all ranks, held by rank 0, go into the checkpoint
+                    running = distributed.sum_over_ranks(running)
+                    if main:
+                        self._checkpoint(position, running, time.time() - t0)
+                    else:
+                        running = {k: 0.0 for k in running}
             epoch += 1
+            done_in_epoch = 0
+        if restore is not None:  # resumed at the end: nothing left to train
+            set_rng_states(restore)
         self.loss_cfg.mu = mu
         bar.close()
+        running = distributed.sum_over_ranks(running)  # (empty after the last log)
         if main:
-            save_checkpoint(self.out_dir / "last.pt", self.model, self.vocab, self.config,
-                            self.optimizer, self.step)
+            self._checkpoint(position, running, time.time() - t0)
         distributed.barrier()  # every rank can resume from last.pt from here on
         if self.evaluate_fn and main:
             last_eval = self._evaluate()

@@ -55,7 +55,14 @@ from typing import Any
 
 import yaml
 
-from rcrn.engine.config import ConfigError, apply_overrides, load_config, merge, read_yaml
+from rcrn.engine.config import (
+    ConfigError,
+    apply_overrides,
+    check_config,
+    load_config,
+    merge,
+    read_yaml,
+)
 
 __all__ = [
     "Experiment",
@@ -251,6 +258,7 @@ def load_experiment(source: str | Path | dict[str, Any],
     _check_sections("overrides", section, base_file)
     base = apply_overrides(merge(base_file, section), train_over)
     _check_sections("command-line overrides", base, base_file)
+    check_config(base)
     benchmark = (base.get("data") or {}).get("benchmark", "synthetic")
     if benchmark != "synthetic":
         raise ConfigError(f"{name}: length-generalisation experiments run on the synthetic "
@@ -543,7 +551,10 @@ def _check_models(exp: Experiment, models: Iterable[str]) -> None:
     for name in models:
         cfg = run_config(exp, name, subset, exp.seeds[0])
         try:
+            check_config(cfg)
             build_model(cfg, Vocab(["the"]), pretrained_words=False)
+        except ConfigError as exc:
+            raise ConfigError(f"models.{name}: the model cannot be built: {exc}") from exc
         except Exception as exc:  # any failure is reported with the entry
             raise ConfigError(f"models.{name}: the model cannot be built: "
                               f"{type(exc).__name__}: {exc}") from exc

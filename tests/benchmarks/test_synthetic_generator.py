@@ -414,3 +414,135 @@ def test_any_scene_keeps_the_invariants(seed: int, index: int) -> None:
         parsed = reference_parse(rec["text"])
         assert ([(r.subject, r.object, r.span) for r in parsed.relations]
                 == [(r.subject, r.object, r.span) for r in graph.relations])
+
+
+# ------------------------------------------------- output folders: only its own files
+def _files(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_generation_never_touches_a_folder_of_other_files(tmp_path: Path) -> None:
+    from benchmarks.base import DataError
+    from benchmarks.outputs import ForeignFilesError
+    from benchmarks.synthetic import ensure_dataset
+
+    # someone else's data in the layout's folder names, no synthetic manifest
+    other = tmp_path / "vsr"
+    (other / "images").mkdir(parents=True)
+    (other / "annotations").mkdir()
+    (other / "images" / "000000001.jpg").write_bytes(b"\xff\xd8 a photo")
+    (other / "annotations" / "instances_train2017.json").write_text("{}")
+    before = _files(other)
+    for overwrite in (False, True):
+        with pytest.raises(ForeignFilesError, match=r"did not write, e\.g\. .*"
+                                                    r"instances_train2017\.json \(2 in all\)"):
+            generate_dataset(other, GeneratorConfig(scenes=2), progress=False,
+                             overwrite=overwrite)
+    # rcrn train / demo / lengthgen go through ensure_dataset
+    with pytest.raises(DataError, match=r"vsr holds files the synthetic generator did not"):
+        ensure_dataset(other, scenes=2, progress=False)
+    assert _files(other) == before
+    # a manifest of something else
+    (other / "manifest.json").write_text(json.dumps({"layout": "gitm-mr"}))
+    with pytest.raises(ForeignFilesError, match="not a manifest of the synthetic generator"):
+        generate_dataset(other, GeneratorConfig(scenes=2), progress=False, overwrite=True)
+    # a file added to a generated dataset keeps the whole dataset as it is
+    root = tmp_path / "syn"
+    generate_dataset(root, GeneratorConfig(scenes=3, seed=0), progress=False)
+    (root / "images" / "notes.txt").write_text("mine")
+    before = _files(root)
+    with pytest.raises(ForeignFilesError, match=r"images/notes\.txt \(1 in all\)"):
+        generate_dataset(root, GeneratorConfig(scenes=2, seed=1), progress=False,
+                         overwrite=True)
+    assert _files(root) == before
+    # a file where the folder should be
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ForeignFilesError, match="is a file"):
+        generate_dataset(tmp_path / "file", GeneratorConfig(scenes=2), progress=False)
+
+
+def test_overwrite_removes_only_the_files_the_manifest_lists(tmp_path: Path) -> None:
+    from benchmarks.outputs import ForeignFilesError
+
+    root = tmp_path / "syn"
+    first = generate_dataset(root, GeneratorConfig(scenes=5, seed=0), progress=False)
+    assert set(_files(root)) == set(first["written"]) | {"manifest.json"}
+    assert len([f for f in first["written"] if f.startswith("images/")]) == 5
+    second = generate_dataset(root, GeneratorConfig(scenes=2, seed=1), progress=False,
+                              overwrite=True)
+    # the three images of the first dataset that the second has not are gone
+    assert set(_files(root)) == set(second["written"]) | {"manifest.json"}
+    assert json.loads((root / "manifest.json").read_text())["seed"] == 1
+    # a manifest that lists nothing (an older generator's) lets nothing be replaced
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["written"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    before = _files(root)
+    with pytest.raises(ForeignFilesError, match="lists no files it wrote"):
+        generate_dataset(root, GeneratorConfig(scenes=2, seed=2), progress=False,
+                         overwrite=True)
+    assert _files(root) == before
+
+
+def test_an_interrupted_generation_is_replaced_by_the_next(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    import benchmarks.synthetic.generator as gen
+    from benchmarks.base import DataError
+    from benchmarks.outputs import JOURNAL
+    from benchmarks.synthetic import SyntheticBenchmark, ensure_dataset
+
+    real = gen.generate_scene
+
+    def interrupted(index: int, split: str, config: GeneratorConfig):
+        if index == 2:
+            raise KeyboardInterrupt  # stands for a killed process: no manifest is written
+        return real(index, split, config)
+
+    monkeypatch.setattr(gen, "generate_scene", interrupted)
+    root = tmp_path / "syn"
+    with pytest.raises(KeyboardInterrupt):
+        gen.generate_dataset(root, GeneratorConfig(scenes=4, seed=1), progress=False)
+    monkeypatch.setattr(gen, "generate_scene", real)
+    assert (root / JOURNAL).exists() and not (root / "manifest.json").exists()
+    assert (root / "images" / "s000001.png").exists()
+    # with a file of someone else's in it, it is not replaced
+    (root / "mine.txt").write_text("x")
+    with pytest.raises(DataError, match="did not write, e.g. .*mine.txt"):
+        ensure_dataset(root, scenes=4, seed=1, progress=False)
+    (root / "mine.txt").unlink()
+    assert ensure_dataset(root, scenes=4, seed=1, progress=False) == root
+    assert not (root / JOURNAL).exists()
+    assert len(list((root / "images").glob("*.png"))) == 4
+    assert len(SyntheticBenchmark(root, "train")) > 0
+
+
+def test_the_gitm_mr_layout_writer_replaces_only_its_own_output(tmp_path: Path) -> None:
+    from benchmarks.gitm_mr import convert_synthetic
+    from benchmarks.outputs import ForeignFilesError
+
+    src = tmp_path / "syn"
+    generate_dataset(src, GeneratorConfig(scenes=3, seed=0, size=64, per_scene=2),
+                     progress=False)
+    # a folder like the official release (no manifest): never written into
+    release = tmp_path / "release"
+    (release / "expression").mkdir(parents=True)
+    (release / "expression" / "train_expressions_ori_rel.json").write_text('{"1": {}}')
+    before = _files(release)
+    with pytest.raises(ForeignFilesError, match="train_expressions_ori_rel.json"):
+        convert_synthetic(src, release, feature_dim=16)
+    assert _files(release) == before
+    # its own output is replaced file by file: a vocabulary of another size goes
+    out = tmp_path / "gitm"
+    first = convert_synthetic(src, out, feature_dim=16)
+    assert set(_files(out)) == set(first["written"]) | {"manifest.json"}
+    stale = out / first["vocabulary"]
+    renamed = stale.with_name("vocabulary_99999.txt")
+    stale.rename(renamed)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["written"] = [renamed.relative_to(out).as_posix() if f == first["vocabulary"]
+                           else f for f in manifest["written"]]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    second = convert_synthetic(src, out, feature_dim=8)
+    assert not renamed.exists() and set(_files(out)) == set(second["written"]) | {
+        "manifest.json"}

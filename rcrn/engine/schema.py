@@ -1,0 +1,695 @@
+"""The settings a training config may hold: every section and key, its type, range and use.
+
+A command that reads a config (``rcrn train``, ``rcrn demo``, ``rcrn lengthgen``) checks
+it once with :func:`check_config` before anything runs.  An unknown section or key, a
+value of the wrong type and a value out of range are each a one-line
+:class:`~rcrn.engine.config.ConfigError` naming the key, the value and what is allowed
+(and, for an unknown key, the nearest known one).  Nothing is converted silently: an
+integer setting refuses ``1.5`` (and ``2.0``), a number refuses ``"abc"``; the one
+conversion is a number written as ``1e-3``, which YAML reads as text, and which a number
+setting reads as the number it spells.
+
+The sections (:data:`SECTIONS`):
+
+* ``seed``: the run's seed; ``train``, ``eval``, ``loss``, ``words`` and
+  ``region_encoder``: the tables below;
+* ``data``: a table per benchmark (:data:`DATA`), chosen by ``data.benchmark``.  Keys
+  of another benchmark's table are checked by its rules and left unused (a config
+  written for the synthetic benchmark may be trained with ``--benchmark gitm_mr``);
+* ``model``: the fields of ``RCRNConfig`` (``model.arch: rcrn``, the default) or of
+  ``CrossEncoderConfig`` (``model.arch: cross_encoder``), typed by their annotations,
+  with the ranges of :data:`MODEL_RANGES`; the choices and the rules that tie fields
+  together are ``RCRNConfig.validate``'s.
+
+``rcrn.engine.schema.describe()`` lists every key with its type and use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rcrn.engine.config import ConfigError
+
+__all__ = ["Setting", "SECTIONS", "DATA", "BENCHMARKS", "MODEL_RANGES", "check_config",
+           "describe"]
+
+_UINT32 = 2 ** 32 - 1
+#: a number YAML 1.1 reads as text (no dot before the exponent: ``1e-3``, ``5E4``)
+_NUMBER_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class Setting:
+    """One key: what it holds (``allowed``, used in messages), its use, and its check.
+
+    ``check(value)`` returns the value to keep (the same, except for a number written
+    as text) or raises ``ValueError`` whose text says why; the message then names the
+    key, the value and what is allowed.  ``allowed`` is a text, or a function giving
+    it when the names are known only at run time (the parsers installed).
+    """
+
+    allowed_text: str | Callable[[], str]
+    doc: str
+    check: Callable[[Any], Any]
+
+    @property
+    def allowed(self) -> str:
+        text = self.allowed_text
+        return text if isinstance(text, str) else text()
+
+    def __call__(self, path: str, value: Any) -> Any:
+        try:
+            return self.check(value)
+        except ConfigError:
+            raise
+        except ValueError as exc:
+            why = f" ({_one_line(exc)})" if str(exc) else ""
+            raise ConfigError(f"{path} must be {self.allowed}, got {_show(value)}{why}"
+                              ) from None
+
+
+def _setting(allowed: str | Callable[[], str], doc: str, check: Callable[[Any], Any],
+             null: bool) -> Setting:
+    if null:
+        inner = check
+        check = lambda v: None if v is None else inner(v)  # noqa: E731
+        allowed = (f"{allowed} or null" if isinstance(allowed, str)
+                   else (lambda a=allowed: f"{a()} or null"))
+    return Setting(allowed, doc, check)
+
+
+def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
+    def num(x: float) -> str:
+        return str(x) if _is_int(x) else f"{x:g}"
+
+    parts = []
+    if lo is not None:
+        parts.append(f"{'>' if lo_open else '>='} {num(lo)}")
+    if hi is not None:
+        parts.append(f"{'<' if hi_open else '<='} {num(hi)}")
+    return " and ".join(parts)
+
+
+def _in_range(value: float, lo: float | None, hi: float | None, lo_open: bool,
+              hi_open: bool) -> None:
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        raise ValueError("")
+    if hi is not None and (value > hi or (hi_open and value == hi)):
+        raise ValueError("")
+
+
+def Int(doc: str, lo: int | None = None, hi: int | None = None, null: bool = False
+        ) -> Setting:
+    """An integer (not a bool, not ``2.0``) in ``[lo, hi]``."""
+    bounds = _range_text(lo, hi, False, False)
+    allowed = f"an integer {bounds}" if bounds else "an integer"
+
+    def check(v: Any) -> Any:
+        if not _is_int(v):
+            if _is_number(v) and not isinstance(v, int):
+                raise ValueError("a whole number is needed; it is not rounded")
+            raise ValueError("")
+        _in_range(v, lo, hi, False, False)
+        return v
+
+    return _setting(allowed, doc, check, null)
+
+
+def _number(v: Any) -> float:
+    if isinstance(v, str) and _NUMBER_TEXT.match(v.strip()):
+        v = float(v)
+    if not _is_number(v):
+        raise ValueError("")
+    if not math.isfinite(v):
+        raise ValueError("")
+    return v
+
+
+def Float(doc: str, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+          hi_open: bool = False, null: bool = False) -> Setting:
+    """A finite number (an integer is one too) in the range given."""
+    bounds = _range_text(lo, hi, lo_open, hi_open)
+    allowed = f"a number {bounds}" if bounds else "a finite number"
+
+    def check(v: Any) -> Any:
+        v = _number(v)
+        _in_range(v, lo, hi, lo_open, hi_open)
+        return v
+
+    return _setting(allowed, doc, check, null)
+
+
+def Bool(doc: str, null: bool = False) -> Setting:
+    def check(v: Any) -> Any:
+        if not isinstance(v, bool):
+            raise ValueError("")
+        return v
+
+    return _setting("true or false", doc, check, null)
+
+
+def Text(doc: str, null: bool = False, what: str = "a non-empty text") -> Setting:
+    def check(v: Any) -> Any:
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError("")
+        return v
+
+    return _setting(what, doc, check, null)
+
+
+def Choice(doc: str, choices: tuple[str, ...] | Callable[[], tuple[str, ...]],
+           null: bool = False, canonical: Callable[[str], str] | None = None) -> Setting:
+    """One of ``choices`` (a tuple, or a function giving it when the check runs)."""
+    names = choices if callable(choices) else (lambda: choices)
+
+    def check(v: Any) -> Any:
+        key = canonical(v) if canonical and isinstance(v, str) else v
+        if not isinstance(v, str) or key not in names():
+            raise ValueError("")
+        return v
+
+    return _setting(lambda: f"one of {list(names())}", doc, check, null)
+
+
+def Custom(doc: str, allowed: str, check: Callable[[Any], Any], null: bool = False
+           ) -> Setting:
+    return _setting(allowed, doc, check, null)
+
+
+def _int_list(n: int, lo: int) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if not isinstance(v, list) or len(v) != n or not all(_is_int(x) and x >= lo
+                                                            for x in v):
+            raise ValueError("")
+        return v
+
+    return check
+
+
+# ------------------------------------------------------------------ special values
+def _device(v: Any) -> Any:
+    import torch
+
+    if not isinstance(v, str):
+        raise ValueError("")
+    if v == "auto":
+        return v
+    try:
+        dev = torch.device(v)
+    except (RuntimeError, ValueError):
+        raise ValueError("") from None
+    if dev.type == "cpu":
+        return v
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("CUDA is not available on this machine; use cpu, or auto to "
+                             "take a GPU when there is one")
+        count = torch.cuda.device_count()
+        if dev.index is not None and dev.index >= count:
+            raise ValueError(f"this machine has {count} CUDA device(s)")
+        return v
+    if dev.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise ValueError("MPS is not available on this machine")
+        return v
+    raise ValueError("")
+
+
+def _amp(v: Any) -> Any:
+    from rcrn.engine.distributed import amp_dtype
+
+    amp_dtype(v)  # its ConfigError names the setting and the choices
+    return v
+
+
+def _compile(v: Any) -> Any:
+    if v is None or isinstance(v, bool):
+        return v
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("")
+    if v.lower() in ("", "off", "false", "none", "true"):
+        return v
+    try:
+        from torch._dynamo import list_backends
+    except ImportError:  # no torch.compile in this torch: the trainer's error decides
+        return v
+    names = set(list_backends(exclude_tags=())) | {"inductor", "eager", "aot_eager"}
+    if v not in names:
+        shown = sorted(n for n in names if "TESTING" not in n and "minifier" not in n)
+        raise ValueError(f"known backends: {', '.join(shown)}")
+    return v
+
+
+def _image_size(v: Any) -> Any:
+    if _is_int(v) and v >= 16:
+        return v
+    if isinstance(v, list) and len(v) == 2 and all(_is_int(x) and x >= 16 for x in v):
+        return v
+    raise ValueError("")
+
+
+def _proposals(v: Any) -> Any:
+    if isinstance(v, str) and v.strip():
+        return v
+    if isinstance(v, dict) and isinstance(v.get("format"), str) and v["format"]:
+        return v
+    raise ValueError("")
+
+
+def _glove(v: Any) -> Any:
+    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) and x for x in v):
+        return v
+    raise ValueError("")
+
+
+def _parser_names() -> tuple[str, ...]:
+    try:
+        import parsers
+    except ImportError:
+        return ()
+    return tuple(b["name"] for b in parsers.available())
+
+
+def _parser(null: bool) -> Setting:
+    return Choice("the text parser (rcrn parse --list-parsers lists them)", _parser_names,
+                  null=null)
+
+
+def _synthetic_subsets() -> tuple[str, ...]:
+    from benchmarks.synthetic.splits import TRAIN_SUBSETS
+
+    return tuple(TRAIN_SUBSETS)
+
+
+def _gitm_subset(v: Any) -> Any:
+    from benchmarks.gitm_mr import canonical_subset
+
+    if not isinstance(v, str):
+        raise ValueError("")
+    try:
+        canonical_subset(v)
+    except ValueError:
+        raise ValueError("") from None
+    return v
+
+
+# ------------------------------------------------------------------ the tables
+TRAIN: dict[str, Setting] = {
+    "steps": Int("optimisation steps of the run", lo=1),
+    "batch_size": Int("problems per step (the global batch under torchrun)", lo=1),
+    "lr": Float("Adam's learning rate", lo=0, lo_open=True),
+    "lr_decay": Choice("learning-rate schedule over train.steps", ("none", "cosine"),
+                       null=True),
+    "log_every": Int("steps between lines of metrics.jsonl", lo=1),
+    "eval_every": Int("steps between evaluations during training (0: only at the end)",
+                      lo=0),
+    "checkpoint_every": Int("steps between checkpoints written during training (0: only "
+                            "at the end)", lo=0),
+    "grad_clip": Float("gradient-norm clipping", lo=0, lo_open=True),
+    "match_warmup": Int("first steps trained on grounding alone (match weight 0)", lo=0),
+    "num_workers": Int("DataLoader worker processes", lo=0),
+    "group_by": Text("a problem meta key whose items are batched together (e.g. "
+                     "image_path)", null=True, what="a meta key (e.g. image_path)"),
+    "device": Custom("where to train", "cpu, cuda, cuda:N, mps or auto (available here)",
+                     _device),
+    "backend": Choice("torch.distributed backend under torchrun (default gloo on CPU, "
+                      "nccl on CUDA)", ("gloo", "nccl", "mpi", "ucc"), null=True),
+    "amp": Custom("autocast dtype of the forward", "off (or null) or bf16", _amp),
+    "compile": Custom("torch.compile the training step", "true, false (or null) or a "
+                      "torch.compile backend name", _compile),
+    "find_unused_parameters": Bool("DistributedDataParallel's find_unused_parameters"),
+}
+
+EVAL: dict[str, Setting] = {
+    "batch_size": Int("problems per batch when predicting", lo=1),
+}
+
+LOSS: dict[str, Setting] = {
+    "mu": Float("weight of the match term", lo=0),
+    "omega": Float("weight of the box-regression term", lo=0),
+    "iou_threshold": Float("IoU a chosen proposal needs for the regression term", lo=0,
+                           hi=1),
+    "nu": Float("weight of the node-confidence term", lo=0),
+    "belief": Float("weight of the belief term", lo=0),
+    "reg": Choice("the regression term's rule", ("toolkit", "release")),
+}
+
+WORDS: dict[str, Setting] = {
+    "glove": Custom("pretrained word vectors in GloVe format", "[VOCAB_TXT, MATRIX_NPY]",
+                    _glove, null=True),
+    "transformers": Text("a local transformers model folder whose encoder gives the word "
+                         "vectors", null=True, what="a folder path"),
+    "freeze": Bool("keep pretrained word vectors fixed"),
+}
+
+REGION_ENCODER: dict[str, Setting] = {
+    "channels": Custom("channels of the region CNN's three conv layers",
+                       "a list of 3 integers >= 1", _int_list(3, 1)),
+    "pool_size": Int("RoI pooling bins per side", lo=1),
+    "strides": Custom("strides of the three conv layers", "a list of 3 integers >= 1",
+                      _int_list(3, 1)),
+    "max_pool": Bool("also give each channel's maximum over the box"),
+}
+
+#: Benchmarks ``rcrn train`` runs from a config (``data.benchmark``).
+BENCHMARKS = ("synthetic", "gitm_mr", "vsr", "whatsup")
+
+_COMMON: dict[str, Setting] = {
+    "benchmark": Choice("the benchmark trained on", BENCHMARKS,
+                        canonical=lambda s: s.replace("-", "_")),
+    "root": Text("the dataset folder", null=True, what="a folder path"),
+}
+
+_RUN = {  # VSR and What'sUp (rcrn.engine.benchmark_runs)
+    "split": Text("the training split (e.g. random/train, controlled_a)", null=True,
+                  what="a split name"),
+    "eval_split": Text("the split evaluated at the end of training", null=True,
+                       what="a split name"),
+    "proposals": Custom("region proposals", "a COCO instances_*.json path or "
+                        "{format: NAME, path: P, ...}", _proposals, null=True),
+    "image_size": Custom("side (or [width, height]) images are resized to",
+                         "an integer >= 16 or [width, height] of integers >= 16",
+                         _image_size, null=True),
+    "concept_filter": Bool("keep the boxes of the caption's concepts (default: for "
+                           "ground-truth boxes)", null=True),
+}
+
+#: ``data`` keys by benchmark (besides ``benchmark`` and ``root``).
+DATA: dict[str, dict[str, Setting]] = {
+    "synthetic": {
+        "scenes": Int("scenes generated when the data root is absent", lo=1),
+        "seed": Int("the generator's seed (default: the run's seed)", lo=0, hi=_UINT32),
+        "per_scene": Int("expression pairs generated per scene", lo=1),
+        "train_subset": Choice("train on a subset (Train-LenX), null: every pair",
+                               _synthetic_subsets, null=True),
+        "length": Choice("in- / out-of-distribution by", ("words", "relations")),
+        "parser": _parser(null=False),
+        "detector": Choice("boxes from pixels (components), null: the ground-truth boxes",
+                           ("components",), null=True),
+    },
+    "gitm_mr": {
+        "train_subset": Custom("train subset", "len16, len11 or uniform (or an alias such "
+                               "as Train-Len16)", _gitm_subset, null=True),
+        "eval_split": Choice("the split evaluated at the end of training",
+                             ("train", "val", "test"), null=True),
+        "parser": _parser(null=True),
+        "proposals": Text("another vinvl_objects folder (null: root/vinvl_objects)",
+                          null=True, what="a folder path"),
+        "threshold": Int("in / out-of-distribution word threshold (null: 16, 11 for "
+                         "len11)", lo=1, null=True),
+        "rules": Choice("the metrics' rules", ("official", "toolkit")),
+    },
+    "vsr": dict(_RUN),
+    "whatsup": dict(_RUN),
+}
+
+_SEED = Int("the run's seed", lo=0, hi=_UINT32)
+
+#: Top-level keys: the seed and the sections (``model`` and ``data`` are described above).
+SECTIONS: dict[str, Any] = {
+    "seed": _SEED,
+    "data": DATA,
+    "model": "RCRNConfig / CrossEncoderConfig fields",
+    "region_encoder": REGION_ENCODER,
+    "loss": LOSS,
+    "train": TRAIN,
+    "eval": EVAL,
+    "words": WORDS,
+}
+#: Sections that may be null or empty (none: no pixel encoder, learned word vectors).
+_NULLABLE = ("region_encoder", "words")
+
+#: Ranges of ``model`` fields that ``RCRNConfig.validate`` leaves to the schema.
+MODEL_RANGES: dict[str, dict[str, Setting]] = {
+    "rcrn": {
+        **{name: Int(f"model width: {name}", lo=1)
+           for name in ("word_dim", "lstm_hidden", "joint", "hidden", "sim_dim", "vis_dim",
+                        "spatial_dim", "pair_dim", "classify_hidden", "vl_dim", "vl_heads",
+                        "vl_ff")},
+        "k": Int("context regions per node (Select's top-K)", lo=1),
+        "vl_layers": Int("vision-language layers (0: none)", lo=0),
+        "eps": Float("floor of the log messages", lo=0, lo_open=True),
+        "belief_floor": Float("added to every local belief", lo=0),
+        "release_slots": Int("region slots of the release's padding (0: none)", lo=0),
+        **{name: Float(f"dropout probability: {name}", lo=0, hi=1, hi_open=True)
+           for name in ("dropout", "word_dropout", "vl_dropout")},
+    },
+    "cross_encoder": {
+        **{name: Int(f"model width: {name}", lo=1)
+           for name in ("word_dim", "vis_dim", "dim", "layers", "heads", "ff")},
+        "dropout": Float("dropout probability", lo=0, hi=1, hi_open=True),
+    },
+}
+
+
+# ------------------------------------------------------------------ checking
+def _unknown(path: str, key: Any, value: Any, known: list[str],
+             elsewhere: Mapping[str, list[str]] | None = None,
+             listed: list[str] | None = None, benchmark: str = "") -> ConfigError:
+    """The error of an unknown key: its value, the nearest of ``known`` (or the section
+    of ``elsewhere`` that has it) and the keys ``listed`` (default ``known``)."""
+    where = f"{path}.{key}" if path else str(key)
+    names = [str(k) for k in known]
+    near = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+    hint = f" did you mean {path + '.' if path else ''}{near[0]}?" if near else ""
+    if not near and elsewhere:
+        other = [s for s, keys in elsewhere.items() if key in keys]
+        if other:
+            hint = f" did you mean {other[0]}.{key}?"
+    if path == "data" and listed is not None:
+        path = f"data (benchmark {benchmark})"
+    what = f"{path} takes" if path else "a config has"
+    listed = [str(k) for k in (listed if listed is not None else known)]
+    return ConfigError(f"{where}: unknown key (value {_show(value)});{hint} {what}: "
+                       f"{', '.join(sorted(listed))}")
+
+
+def _check_table(path: str, section: dict[str, Any], table: Mapping[str, Setting],
+                 elsewhere: Mapping[str, list[str]] | None = None) -> None:
+    for key, value in list(section.items()):
+        if key not in table:
+            raise _unknown(path, key, value, list(table), elsewhere)
+        section[key] = table[key](f"{path}.{key}", value)
+
+
+def _section(config: dict[str, Any], name: str) -> dict[str, Any] | None:
+    value = config[name]
+    if value is None and name in _NULLABLE:
+        return None
+    if not isinstance(value, dict):
+        allowed = "a mapping of settings" + (" or null" if name in _NULLABLE else "")
+        raise ConfigError(f"{name} must be {allowed}, got {_show(value)}")
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{name}: keys are names, got {_show(bad[0])}")
+    return value
+
+
+def _check_data(data: dict[str, Any]) -> None:
+    bench = _COMMON["benchmark"]("data.benchmark", data.get("benchmark", "synthetic"))
+    bench = bench.replace("-", "_")
+    own = DATA[bench]
+    for key, value in list(data.items()):
+        path = f"data.{key}"
+        if key in _COMMON:
+            data[key] = _COMMON[key](path, value)
+        elif key in own:
+            data[key] = own[key](path, value)
+        else:
+            others = [b for b in BENCHMARKS if key in DATA[b]]
+            if not others:
+                known = set(_COMMON) | {k for b in BENCHMARKS for k in DATA[b]}
+                raise _unknown("data", key, value, sorted(known),
+                               listed=[*_COMMON, *own], benchmark=bench)
+            # another benchmark's setting: unused here, but it must be a valid one
+            errors = []
+            for other in others:
+                try:
+                    data[key] = DATA[other][key](path, value)
+                    break
+                except ConfigError as exc:
+                    errors.append(exc)
+            else:
+                raise errors[0]
+
+
+def _model_fields(arch: str) -> dict[str, type]:
+    from rcrn.models.cross_encoder import CrossEncoderConfig
+    from rcrn.models.rcrn import RCRNConfig
+
+    cls = RCRNConfig if arch == "rcrn" else CrossEncoderConfig
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name != "arch"}
+
+
+def _typed(annotation: Any, name: str) -> Setting:
+    """A check from a dataclass field's annotation."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    null = type(None) in args
+    if null:
+        rest = [a for a in args if a is not type(None)]
+        annotation = rest[0] if len(rest) == 1 else Any
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is bool:
+        return Bool(name, null=null)
+    if annotation is int:
+        return Int(name, null=null)
+    if annotation is float:
+        return Float(name, null=null)
+    if annotation is str:
+        return Text(name, null=null, what="a text")
+    if origin is dict:
+        values = args[1] if len(args) == 2 else Any
+
+        def check(v: Any) -> Any:
+            if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+                raise ValueError("")
+            if values is str and not all(isinstance(x, str) for x in v.values()):
+                raise ValueError("")
+            return v
+        what = "a mapping of names to names" if values is str else "a mapping of settings"
+        return Custom(name, what, check, null)
+    return Custom(name, "any value", lambda v: v)
+
+
+def _check_model(model: dict[str, Any]) -> None:
+    from rcrn.engine.trainer import ARCHS
+
+    arch = model.get("arch", "rcrn")
+    if arch not in ARCHS:
+        raise ConfigError(f"model.arch must be one of {list(ARCHS)}, got {_show(arch)}")
+    fields = _model_fields(arch)
+    ranges = MODEL_RANGES[arch]
+    for key, value in list(model.items()):
+        if key == "arch":
+            continue
+        if key not in fields:
+            other = "cross_encoder" if arch == "rcrn" else "rcrn"
+            err = str(_unknown("model", key, value, [*fields, "arch"]))
+            if key in _model_fields(other):
+                err = err.replace(");", f"; a setting of model.arch {other});", 1)
+            raise ConfigError(err.replace(": unknown key", f": unknown key for model.arch "
+                                                           f"{arch}", 1))
+        if key == "grounding_scale":
+            continue  # a number or 'learned': RCRNConfig.validate says so
+        check = ranges.get(key) or _typed(fields[key], key)
+        model[key] = check(f"model.{key}", value)
+    if arch == "rcrn":
+        _check_rcrn(model)
+    elif model.get("dim", 128) % model.get("heads", 4):
+        raise ConfigError(f"model.dim must be divisible by model.heads, got dim "
+                          f"{model.get('dim', 128)} and heads {model.get('heads', 4)}")
+
+
+def _check_rcrn(model: dict[str, Any]) -> None:
+    from rcrn import programs as P
+    from rcrn.models.rcrn import RCRNConfig
+    from rcrn.nn.aggregate import Aggregate
+
+    section = dict(model)
+    program = section.get("program")
+    if program is not None:
+        if program in P.ABLATIONS:
+            section["program"] = P.to_text(P.ABLATIONS[program])
+        try:
+            P.parse(section["program"])
+        except P.ProgramError as exc:
+            raise ConfigError(f"model.program must be a program text or one of "
+                              f"{sorted(P.ABLATIONS)}: {_one_line(exc)}") from None
+    cfg = RCRNConfig(**section)
+    try:
+        cfg.validate()
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(_one_line(exc)) from None
+    reduce = cfg.message_reduce
+    bad = {k: v for k, v in reduce.items() if v not in Aggregate.REDUCE}
+    if bad:
+        key = next(iter(bad))
+        raise ConfigError(f"model.message_reduce.{key} must be one of {list(Aggregate.REDUCE)}, "
+                          f"got {_show(bad[key])}")
+    names = sorted(n for n, (kind, _) in P.gate_specs(P.parse(cfg.program)).items()
+                   if kind == "gateprod")
+    for key in reduce:
+        if key not in names:
+            raise _unknown("model.message_reduce", key, reduce[key], names)
+    if cfg.vl_layers > 0 and cfg.vl_dim % cfg.vl_heads:
+        raise ConfigError(f"model.vl_dim must be divisible by model.vl_heads, got vl_dim "
+                          f"{cfg.vl_dim} and vl_heads {cfg.vl_heads}")
+
+
+def check_config(config: Any) -> dict[str, Any]:
+    """Check a resolved training config against the schema; returns it.
+
+    Numbers written as text (``1e-3``) are replaced by the number in ``config``;
+    nothing else changes.
+
+    Raises:
+        ConfigError: one line naming the first key that cannot be used, its value and
+            what is allowed.
+    """
+    if not isinstance(config, dict):
+        raise ConfigError(f"a config is a mapping of sections, got {_show(config)}")
+    sections = {name: list(table) for name, table in SECTIONS.items()
+                if isinstance(table, dict) and name != "data"}
+    sections["model"] = list(_model_fields("rcrn"))
+    for key in list(config):
+        if key not in SECTIONS:
+            raise _unknown("", key, config[key], list(SECTIONS), sections)
+    if "seed" in config:
+        config["seed"] = _SEED("seed", config["seed"])
+    for name, table in (("train", TRAIN), ("eval", EVAL), ("loss", LOSS), ("words", WORDS),
+                        ("region_encoder", REGION_ENCODER)):
+        if name in config:
+            section = _section(config, name)
+            if section is not None:
+                others = {s: k for s, k in sections.items() if s != name}
+                _check_table(name, section, table, others)
+    if "data" in config:
+        _check_data(_section(config, "data"))
+    if "model" in config:
+        _check_model(_section(config, "model"))
+    return config
+
+
+def describe() -> str:
+    """Every key of every section with what it takes and what it does, one a line."""
+    lines = [f"seed: {_SEED.allowed} -- {_SEED.doc}"]
+    for name in ("train", "eval", "loss", "words", "region_encoder"):
+        for key, s in SECTIONS[name].items():
+            lines.append(f"{name}.{key}: {s.allowed} -- {s.doc}")
+    for key, s in _COMMON.items():
+        lines.append(f"data.{key}: {s.allowed} -- {s.doc}")
+    for bench, table in DATA.items():
+        for key, s in table.items():
+            lines.append(f"data.{key} ({bench}): {s.allowed} -- {s.doc}")
+    for arch in ("rcrn", "cross_encoder"):
+        for key, annotation in _model_fields(arch).items():
+            s = MODEL_RANGES[arch].get(key) or _typed(annotation, key)
+            lines.append(f"model.{key} (arch {arch}): {s.allowed}")
+    return "\n".join(lines)

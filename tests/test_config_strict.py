@@ -1,0 +1,270 @@
+"""Configs are checked strictly: unknown keys, wrong types and values out of range are
+one-line errors naming the key, the value and what is allowed, before anything runs."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+
+from rcrn.cli import main
+from rcrn.engine import schema
+from rcrn.engine.config import ConfigError, check_config, load_config
+from rcrn.experiments.lengthgen import load_experiment
+
+CONFIGS = Path(__file__).resolve().parents[1] / "rcrn" / "configs"
+SYNTHETIC = CONFIGS / "synthetic.yaml"
+
+
+def one_line_error(capsys: pytest.CaptureFixture, *expected: str) -> str:
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert err and "\n" not in err and "Traceback" not in err, err
+    for text in expected:
+        assert text in err, (text, err)
+    return err
+
+
+def config(*overrides: str, path: Path = SYNTHETIC) -> dict:
+    return load_config(path, list(overrides))
+
+
+@pytest.mark.parametrize("name", ["synthetic.yaml", "gitm_mr.yaml", "official.yaml",
+                                  "vsr.yaml"])
+def test_every_shipped_config_passes(name):
+    cfg = config(path=CONFIGS / name)
+    assert check_config(copy.deepcopy(cfg)) == cfg
+
+
+def test_the_shipped_experiment_config_passes_with_every_model_entry():
+    exp = load_experiment(CONFIGS / "lengthgen.yaml")
+    from rcrn.experiments.lengthgen import run_config
+
+    for model in exp.models:
+        check_config(run_config(exp, model, next(iter(exp.subsets)), exp.seeds[0]))
+
+
+# every input: what the message must name (key, value, what is allowed / nearest key)
+BAD = [
+    ("train.stpes=3", ["train.stpes", "3", "did you mean train.steps?", "batch_size"]),
+    ("trian.steps=3", ["trian", "did you mean train?"]),
+    ("extra=1", ["extra: unknown key", "a config has: data, eval"]),
+    ("train.k=5", ["train.k", "did you mean model.k?"]),
+    ("data.scnes=3", ["data.scnes", "did you mean data.scenes?"]),
+    ("eval.batchsize=3", ["eval.batchsize", "did you mean eval.batch_size?"]),
+    ("loss.muu=1", ["loss.muu", "did you mean loss.mu?"]),
+    ("model.jointt=3", ["model.jointt", "did you mean model.joint?"]),
+    ("region_encoder.max_pol=true", ["region_encoder.max_pol",
+                                     "did you mean region_encoder.max_pool?"]),
+    ("words.glov=x", ["words.glov", "did you mean words.glove?"]),
+    ("train.steps=abc", ["train.steps must be an integer >= 1, got 'abc'"]),
+    ("model.k=abc", ["model.k must be an integer >= 1, got 'abc'"]),
+    ("train.batch_size=0", ["train.batch_size must be an integer >= 1, got 0"]),
+    ("train.batch_size=1.5", ["train.batch_size", "got 1.5", "not rounded"]),
+    ("train.steps=2.0", ["train.steps", "got 2.0"]),
+    ("train.steps=-1", ["train.steps must be an integer >= 1, got -1"]),
+    ("train.lr=-1", ["train.lr must be a number > 0, got -1"]),
+    ("train.lr=.nan", ["train.lr", "got nan"]),
+    ("train.lr=fast", ["train.lr must be a number > 0, got 'fast'"]),
+    ("train.log_every=0", ["train.log_every must be an integer >= 1, got 0"]),
+    ("train.checkpoint_every=-1", ["train.checkpoint_every must be an integer >= 0, got -1"]),
+    ("train.lr_decay=linear", ["train.lr_decay must be one of ['none', 'cosine']"]),
+    ("train.amp=fp16", ["train.amp must be off or bf16, got 'fp16'"]),
+    ("train.compile=nosuch", ["train.compile", "'nosuch'", "inductor"]),
+    ("train.device=tpu", ["train.device", "'tpu'", "cpu, cuda"]),
+    ("train.group_by=3", ["train.group_by", "got 3"]),
+    ("train=3", ["train must be a mapping of settings, got 3"]),
+    ("seed=-1", ["seed must be an integer >= 0", "got -1"]),
+    ("loss.mu=abc", ["loss.mu must be a number >= 0, got 'abc'"]),
+    ("loss.iou_threshold=2", ["loss.iou_threshold", "<= 1", "got 2"]),
+    ("loss.reg=l2", ["loss.reg must be one of ['toolkit', 'release'], got 'l2'"]),
+    ("eval.batch_size=0", ["eval.batch_size must be an integer >= 1, got 0"]),
+    ("model.k=0", ["model.k must be an integer >= 1, got 0"]),
+    ("model.dropout=1", ["model.dropout", "< 1", "got 1"]),
+    ("model.relation_diff=maybe", ["model.relation_diff must be true or false, got 'maybe'"]),
+    ("model.layers=deep", ["model.layers must be one of ['plain', 'release'], got 'deep'"]),
+    ("model.grounding_scale=-1", ["model.grounding_scale", "'learned'", "got -1"]),
+    ("model.arch=mlp", ["model.arch must be one of ['rcrn', 'cross_encoder'], got 'mlp'"]),
+    ("model.program=(outputs (nonsense))", ["model.program", "no_top_down"]),
+    ("model.message_reduce.match_upp=min", ["model.message_reduce.match_upp",
+                                            "did you mean model.message_reduce.match_up?"]),
+    ("model.message_reduce.match_up=max", ["model.message_reduce.match_up", "'max'",
+                                           "['sum', 'mean', 'min']"]),
+    ("region_encoder.channels=[4, 8]", ["region_encoder.channels", "3 integers", "[4, 8]"]),
+    ("region_encoder.pool_size=0", ["region_encoder.pool_size", "got 0"]),
+    ("words.freeze=yes please", ["words.freeze must be true or false"]),
+    ("data.scenes=-5", ["data.scenes must be an integer >= 1, got -5"]),
+    ("data.train_subset=len_foo", ["data.train_subset", "'len_words'", "'len_foo'"]),
+    ("data.length=chars", ["data.length", "'words'", "'chars'"]),
+    ("data.parser=nope", ["data.parser", "'rule'", "'nope'"]),
+    ("data.detector=yolo", ["data.detector", "'components'", "'yolo'"]),
+    ("data.benchmark=coco", ["data.benchmark", "'whatsup'", "'coco'"]),
+    ("train.=3", ["override 'train.=3'", "empty part"]),
+    ("train.steps=[1", ["override 'train.steps=[1'", "not valid YAML", "line 1"]),
+]
+
+
+@pytest.mark.parametrize("override, expected", BAD, ids=[b[0] for b in BAD])
+def test_a_bad_setting_is_one_line_naming_it_before_training(override, expected, tmp_path,
+                                                              capsys):
+    out = tmp_path / "run"
+    assert main(["train", "--out", str(out), f"data.root={tmp_path / 'data'}",
+                 override]) == 2
+    one_line_error(capsys, *expected)
+    assert not (tmp_path / "data").exists() and not (out / "last.pt").exists()
+
+
+def test_demo_and_lengthgen_check_their_configs(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path / "d"), "--data", str(tmp_path / "data"),
+                 "train.stpes=3"]) == 2
+    one_line_error(capsys, "rcrn demo: error: train.stpes", "did you mean train.steps?")
+    assert main(["lengthgen", "--out", str(tmp_path / "l"), "--dry-run",
+                 "train.batch_size=1.5"]) == 2
+    one_line_error(capsys, "rcrn lengthgen: error: train.batch_size", "1.5")
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_lengthgen_model_entry_is_checked(tmp_path):
+    exp = {"base": str(SYNTHETIC), "overrides": {"data": {"root": str(tmp_path / "data")}},
+           "models": {"rcrn": {"train": {"lr": -1}}}, "subsets": {"all": {}}}
+    from rcrn.experiments.lengthgen import run_experiment
+
+    with pytest.raises(ConfigError, match=r"models\.rcrn: .*train\.lr must be a number > 0, "
+                                          r"got -1"):
+        run_experiment(exp, tmp_path / "out", progress=False, log=lambda s: None)
+    assert not (tmp_path / "data").exists()
+
+
+def test_cuda_is_refused_without_cuda_and_accepted_with_it(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match=r"train\.device .* got 'cuda' \(CUDA is not "
+                                          r"available"):
+        check_config(config("train.device=cuda"))
+    for ok in ("cpu", "auto"):
+        check_config(config(f"train.device={ok}"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    check_config(config("train.device=cuda"))
+    check_config(config("train.device=cuda:0"))
+    with pytest.raises(ConfigError, match=r"got 'cuda:3' \(this machine has 1 CUDA"):
+        check_config(config("train.device=cuda:3"))
+
+
+def test_cuda_through_the_command_line_without_cuda(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["train", "--out", str(tmp_path / "r"), "train.device=cuda"]) == 2
+    one_line_error(capsys, "train.device", "'cuda'", "CUDA is not available")
+
+
+def test_good_values_pass_and_only_numbers_written_as_text_change():
+    cfg = config("train.lr=1e-3", "loss.mu=5E-1", "train.checkpoint_every=0",
+                 "train.lr_decay=cosine", "train.amp=bf16", "train.compile=false",
+                 "model.program=no_top_down", "model.message_reduce.match_up=mean",
+                 "data.train_subset=null", "data.detector=null", "model.k=3")
+    before = copy.deepcopy(cfg)
+    check_config(cfg)
+    assert cfg["train"]["lr"] == 0.001 and cfg["loss"]["mu"] == 0.5
+    before["train"]["lr"], before["loss"]["mu"] = 0.001, 0.5
+    assert cfg == before
+    check_config(config("train.checkpoint_every=100"))
+    # "1e3" is not an integer: an integer setting reads only integers
+    with pytest.raises(ConfigError, match=r"train\.steps must be an integer >= 1, got '1e3'"):
+        check_config(config("train.steps=1e3"))
+
+
+def test_data_keys_follow_the_benchmark():
+    # gitm_mr: its own keys and rules
+    gitm = config(path=CONFIGS / "gitm_mr.yaml")
+    with pytest.raises(ConfigError, match=r"data\.train_subset must be len16, len11 or "
+                                          r"uniform .* got 'len_words'"):
+        check_config(load_config(CONFIGS / "gitm_mr.yaml", ["data.train_subset=len_words"]))
+    check_config(load_config(CONFIGS / "gitm_mr.yaml", ["data.train_subset=Train-Len11",
+                                                        "data.threshold=11"]))
+    with pytest.raises(ConfigError, match=r"data\.threshold must be an integer >= 1 or null, "
+                                          r"got 1\.5"):
+        check_config(dict(gitm, data=dict(gitm["data"], threshold=1.5)))
+    # the synthetic data section trained with --benchmark gitm_mr (official.yaml's README
+    # use): the synthetic keys are known, checked by their own rules, and unused
+    official = ["data.benchmark=gitm_mr", "data.train_subset=len16"]
+    check_config(load_config(CONFIGS / "official.yaml", official))
+    with pytest.raises(ConfigError, match=r"data\.scenes must be an integer >= 1, got 'x'"):
+        check_config(load_config(CONFIGS / "official.yaml", [*official, "data.scenes=x"]))
+    # vsr / whatsup
+    vsr = ["data.proposals={format: vinvl, path: p.tsv}", "data.image_size=[64, 48]",
+           "data.concept_filter=false"]
+    check_config(load_config(CONFIGS / "vsr.yaml", vsr))
+    check_config(load_config(CONFIGS / "vsr.yaml", ["data.benchmark=whatsup",
+                                                    "data.split=controlled_a"]))
+    with pytest.raises(ConfigError, match=r"data\.image_size .* got 8"):
+        check_config(load_config(CONFIGS / "vsr.yaml", ["data.image_size=8"]))
+    with pytest.raises(ConfigError, match=r"data\.proposals .* got \{'path': 'p'\}"):
+        check_config(load_config(CONFIGS / "vsr.yaml", ["data.proposals={path: p}"]))
+    with pytest.raises(ConfigError, match=r"data\.splitt: unknown key .* did you mean "
+                                          r"data\.split\? data \(benchmark vsr\) takes"):
+        check_config(load_config(CONFIGS / "vsr.yaml", ["data.splitt=x"]))
+
+
+def test_model_fields_follow_the_arch():
+    ce = ["model.arch=cross_encoder"]
+    cfg = config(*ce)
+    cfg["model"] = {"arch": "cross_encoder", "dim": 64, "heads": 4, "layers": 2, "mil": True}
+    check_config(cfg)
+    with pytest.raises(ConfigError, match=r"model\.lstm_hidden: unknown key for model\.arch "
+                                          r"cross_encoder \(value 64; a setting of model\.arch "
+                                          r"rcrn\)"):
+        check_config(config(*ce))
+    with pytest.raises(ConfigError, match=r"model\.dim must be divisible by model\.heads"):
+        check_config(dict(cfg, model=dict(cfg["model"], dim=30)))
+    with pytest.raises(ConfigError, match=r"model\.mil must be true or false, got 1"):
+        check_config(dict(cfg, model=dict(cfg["model"], mil=1)))
+    # RCRNConfig.validate's rules come through as they are
+    with pytest.raises(ConfigError, match=r"model\.relation_align applies to layers 'plain'"):
+        check_config(config("model.layers=release"))
+    with pytest.raises(ConfigError, match=r"model\.vl_dim must be divisible"):
+        check_config(config("model.vl_layers=1", "model.vl_dim=30"))
+
+
+def test_every_key_the_trainer_reads_is_in_the_schema():
+    assert {"steps", "batch_size", "lr", "lr_decay", "log_every", "eval_every",
+            "checkpoint_every", "grad_clip", "match_warmup", "num_workers", "group_by",
+            "device", "backend", "amp", "compile", "find_unused_parameters"} == set(schema.TRAIN)
+    from rcrn.engine.trainer import REGION_ENCODER_KEYS
+    from rcrn.losses import LossConfig
+
+    assert set(REGION_ENCODER_KEYS) == set(schema.REGION_ENCODER)
+    assert set(LossConfig.__dataclass_fields__) == set(schema.LOSS)
+    text = schema.describe()
+    for line in ("train.checkpoint_every: an integer >= 0", "data.rules (gitm_mr)",
+                 "model.k (arch rcrn): an integer >= 1", "model.mil (arch cross_encoder)"):
+        assert line in text
+
+
+@pytest.mark.parametrize("content, expected", [
+    (bytes(range(256)), ["not a UTF-8 text file", "byte 0x80 at offset 128"]),
+    (b"\xff\xfe\x00t\x00r\x00a\x00i\x00n", ["not a UTF-8 text file", "byte 0xff at offset 0"]),
+    (b"train:\n  steps: 3\x00\n", ["not valid YAML", "#x0000"]),
+    (b"train: [unclosed\n", ["not valid YAML", "line 2, column 1"]),
+    (b"- a list\n", ["a config file is a mapping at the top level"]),
+    (b"_base_: [1, 2]\n", ["_base_ must be the path of a config file"]),
+    (b"_base_: cfg.yaml\n", ["_base_ 'cfg.yaml' leads back", "cycle"]),
+])
+def test_an_unusable_config_file_is_one_line_naming_it(content, expected, tmp_path, capsys):
+    path = tmp_path / "cfg.yaml"
+    path.write_bytes(content)
+    assert main(["train", "--config", str(path), "--out", str(tmp_path / "r")]) == 2
+    err = one_line_error(capsys, *expected)
+    assert str(path) in err
+
+
+def test_a_base_cycle_of_two_files_and_a_folder(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text("_base_: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("_base_: a.yaml\n")
+    with pytest.raises(ConfigError, match="cycle"):
+        load_config(tmp_path / "a.yaml")
+    assert main(["train", "--config", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    one_line_error(capsys, f"config file {tmp_path} is a folder")
+    assert main(["demo", "--config", str(tmp_path / "b.yaml"), "--out",
+                 str(tmp_path / "r")]) == 2
+    one_line_error(capsys, "rcrn demo: error:", "cycle")
