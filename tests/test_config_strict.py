@@ -227,7 +227,7 @@ def test_model_fields_follow_the_arch():
 
 
 def test_every_key_the_trainer_reads_is_in_the_schema():
-    assert {"steps", "batch_size", "lr", "lr_decay", "log_every", "eval_every",
+    assert {"steps", "batch_size", "lr", "front_lr", "lr_decay", "log_every", "eval_every",
             "checkpoint_every", "grad_clip", "match_warmup", "num_workers", "group_by",
             "device", "backend", "amp", "compile", "find_unused_parameters"} == set(schema.TRAIN)
     from rcrn.engine.trainer import REGION_ENCODER_KEYS

@@ -324,6 +324,8 @@ TRAIN: dict[str, Setting] = {
     "steps": Int("optimisation steps of the run", lo=1),
     "batch_size": Int("problems per step (the global batch under torchrun)", lo=1),
     "lr": Float("Adam's learning rate", lo=0, lo_open=True),
+    "front_lr": Float("learning rate of the UNITER front end's parameters (the release's "
+                      "SOLVER.UNITER_LR; null: train.lr)", lo=0, lo_open=True, null=True),
     "lr_decay": Choice("learning-rate schedule over train.steps", ("none", "cosine"),
                        null=True),
     "log_every": Int("steps between lines of metrics.jsonl", lo=1),

@@ -624,6 +624,22 @@ def problems_digest(problems: Sequence[GroundingProblem]) -> str:
     return h.hexdigest()
 
 
+def parameter_groups(model: nn.Module, train_cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Adam's parameter groups: the UNITER front end's at ``train.front_lr`` (the release's
+    ``SOLVER.UNITER_LR``) when set, everything else at ``train.lr``.  Each group's
+    ``scale`` is its rate over ``train.lr``; the schedule multiplies it."""
+    lr = float(train_cfg.get("lr", 5e-4))
+    front_lr = train_cfg.get("front_lr")
+    uniter = getattr(model, "uniter", None)
+    if front_lr is None or uniter is None:
+        return [{"params": list(model.parameters()), "lr": lr, "scale": 1.0}]
+    front = {id(p) for p in uniter.parameters()}
+    return [{"params": [p for p in model.parameters() if id(p) in front],
+             "lr": float(front_lr), "scale": float(front_lr) / lr},
+            {"params": [p for p in model.parameters() if id(p) not in front],
+             "lr": lr, "scale": 1.0}]
+
+
 def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
     """The learning rate of step ``t`` (counted from 0) under ``train.lr`` / ``train.lr_decay``."""
     base = float(train_cfg.get("lr", 5e-4))
@@ -698,8 +714,7 @@ class Trainer:
         self.lr_at = learning_rate(self.train_cfg)  # a bad train.lr_decay fails here
         self.model = build_model(config, self.vocab).to(self.device)
         self.loss_cfg = LossConfig(**config.get("loss", {}))
-        self.optimizer = torch.optim.Adam(self.model.parameters(),
-                                          lr=float(self.train_cfg.get("lr", 5e-4)))
+        self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train_cfg))
         self.step = 0
         self.with_images = self.model.region_encoder is not None
         every = self.train_cfg.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY)
@@ -758,8 +773,7 @@ class Trainer:
         if state["vocab"] != self.vocab.to_list():
             self.vocab = Vocab.from_list(state["vocab"])
             self.model = _model_of(path, self.config, self.vocab, True).to(self.device)
-            self.optimizer = torch.optim.Adam(self.model.parameters(),
-                                              lr=float(self.train_cfg.get("lr", 5e-4)))
+            self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train_cfg))
         _load_weights(path, self.model, state["model"], "the model of this config")
         if "optimizer" not in state:
             raise CheckpointError(f"checkpoint {path} holds no optimizer state")
@@ -905,7 +919,7 @@ class Trainer:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
                 for group in self.optimizer.param_groups:
-                    group["lr"] = self.lr_at(self.step)
+                    group["lr"] = self.lr_at(self.step) * group.get("scale", 1.0)
                 self.optimizer.step()
                 self.step += 1
                 done_in_epoch += 1
