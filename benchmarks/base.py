@@ -123,6 +123,18 @@ def text_lines(path: str | Path, what: str = "text") -> Iterator[tuple[int, str]
 
 # ---------------------------------------------------------------- image paths
 
+
+def real_matrix(values: Any, what: str, shape: str) -> np.ndarray:
+    """``values`` as a float64 array, refusing ragged rows and values that are not real
+    numbers (complex, text, objects); ``what`` names them, ``shape`` their layout."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise DataError(f"{what}: not an {shape} matrix of numbers ({exc})") from None
+    if raw.dtype.kind not in "biuf":
+        raise DataError(f"{what}: must be real numbers, got {raw.dtype} values")
+    return raw.astype(np.float64)
+
 def json_lines(path: str | Path, what: str = "jsonl") -> Iterator[tuple[int, str, Any]]:
     """``(line number, "FILE line N", record)`` of every non-blank line of a JSON-lines
     file (:func:`text_lines`).

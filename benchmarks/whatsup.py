@@ -50,6 +50,7 @@ from benchmarks.base import (
     prediction_where,
     read_json,
     read_number_rows,
+    real_matrix,
     resolve_root,
 )
 from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
@@ -432,13 +433,7 @@ def score(items: Sequence[WhatsUpItem], scores: Any, *,
     Raises:
         DataError: the shape does not match the items, or scores are not finite.
     """
-    try:
-        raw = np.asarray(scores)
-    except (TypeError, ValueError) as exc:  # ragged rows
-        raise DataError(f"scores are not an [items, options] matrix ({exc})") from None
-    if raw.dtype.kind not in "biuf":
-        raise DataError(f"scores must be real numbers, got {raw.dtype} values")
-    matrix = raw.astype(np.float64)
+    matrix = real_matrix(scores, "scores", "[items, options]")
     if matrix.ndim == 3 and matrix.shape[1] == 1:
         matrix = matrix[:, 0, :]
     n = len(items)

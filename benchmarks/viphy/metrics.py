@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, real_matrix
 
 __all__ = [
     "typical_set",
@@ -188,13 +188,7 @@ def normalise_rows(probs: Any, what: str = "probabilities",
             the (1-based) row of a negative, non-finite or all-zero row, or of one whose
             sum overflows.
     """
-    try:
-        raw = np.asarray(probs)
-    except (TypeError, ValueError) as exc:  # ragged rows
-        raise DataError(f"{what}: not an [items, classes] matrix of numbers ({exc})") from None
-    if raw.dtype.kind not in "biuf":
-        raise DataError(f"{what}: probabilities must be real numbers, got {raw.dtype} values")
-    matrix = raw.astype(np.float64)
+    matrix = real_matrix(probs, f"{what}: probabilities", "[items, classes]")
     if matrix.ndim != 2:
         raise DataError(f"{what}: expected an [items, classes] matrix, got shape "
                         f"{list(matrix.shape)}")
