@@ -471,7 +471,7 @@ class RCRN(nn.Module):
         self.regress: nn.Module | None = None
         if cfg.regression:
             self.regress = (BoxHead(cfg.vis_dim, text, cfg.joint, cfg.dropout) if release
-                            else MLP(cfg.vis_dim + 5 + cfg.joint, cfg.hidden, 4))
+                            else MLP(cfg.vis_dim + 5 + text, cfg.hidden, 4))
         self._recorders: list[Callable[[str, Any], None]] = []
 
     # ----------------------------------------------------------- recording
@@ -658,7 +658,7 @@ class RCRN(nn.Module):
             count = torch.bincount(batch.edge_batch, minlength=B).clamp(min=1)
             glob = summed / count[:, None]
         else:
-            glob = enc.rel.new_zeros(B, self.config.joint)
+            glob = enc.rel.new_zeros(B, enc.rel.shape[1])
         feats = torch.cat([enc.regions[ar, idx], enc.location[ar, idx], glob], dim=-1)
         deltas = self.regress(feats)
         return decode_deltas(proposal, deltas), deltas
