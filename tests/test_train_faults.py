@@ -313,6 +313,31 @@ def test_demo_reruns_need_resume_or_overwrite(tmp_path, capsys):
     assert (out / "notes.txt").read_text() == "mine" and not (tmp_path / "data").exists()
 
 
+def test_commands_refuse_what_they_cannot_use_in_one_line(runs, tmp_path, capsys):
+    """Cases of the command-line audit that were tracebacks or silently ignored."""
+    base, _ = runs
+    data, checkpoint = base / "data", base / "grouped-ref" / "last.pt"
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    # an empty config: every default, and the synthetic benchmark's regions are pixels
+    for command in ("train", "demo"):
+        err = _error(capsys, [command, "--config", str(empty), "--out",
+                              str(tmp_path / command), f"data.root={data}"])
+        assert "carry no region features" in err and "region_encoder" in err
+    err = _error(capsys, ["evaluate", "--checkpoint", str(checkpoint), "--split", "dev"])
+    assert "unknown split 'dev'" in err and "'test'" in err
+    # --markdown is refused before a benchmark runs for minutes, not after
+    err = _error(capsys, ["bench", "propagation", "--quick", "--markdown", "p.md"])
+    assert "training and pipeline" in err
+    err = _error(capsys, ["bench", "training", "--quick", "--markdown", str(tmp_path)])
+    assert "is a folder" in err
+    binary = tmp_path / "corpus.txt"
+    binary.write_bytes(b"a cup\n\x83\xffon a table\n")
+    err = _error(capsys, ["gitm-mr", "train-mlm", "--text", str(binary), "--out",
+                          str(tmp_path / "mlm")])
+    assert f"{binary} line 2: not UTF-8" in err and not (tmp_path / "mlm").exists()
+
+
 def _bad_checkpoints(good: Path, folder: Path) -> dict[str, Path]:
     raw = good.read_bytes()
     state = torch.load(good, weights_only=True)

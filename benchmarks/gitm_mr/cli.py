@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import DataError
+from benchmarks.base import DataError, text_lines
 from benchmarks.gitm_mr.layout import SPLITS, expression_path
 from benchmarks.gitm_mr.mlm import MLMTrainConfig
 from rcrn.cli import CommandError
@@ -206,7 +206,10 @@ def _train_mlm(args: argparse.Namespace) -> int:
         path = Path(args.text)
         if not path.is_file():
             raise CommandError(f"--text {path}: no such file")
-        texts = path.read_text(encoding="utf-8").splitlines()
+        try:
+            texts = [line.rstrip("\r\n") for _, line in text_lines(path)]
+        except DataError as exc:
+            raise CommandError(str(exc)) from exc
     config = MLMTrainConfig(steps=args.steps, batch_size=args.batch_size, hidden=args.hidden,
                             layers=args.layers, heads=args.heads, ff=2 * args.hidden,
                             min_count=args.min_count, lr=args.lr, seed=args.seed)

@@ -50,8 +50,11 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
     parser = parsers.load(data.get("parser", "rule"))
     detector = (ComponentsDetector() if data.get("detector", "components") == "components"
                 else None)
-    return SyntheticBenchmark(root, split, train_subset=subset, parser=parser.parse,
-                              detector=detector, length=data.get("length", "words"))
+    try:
+        return SyntheticBenchmark(root, split, train_subset=subset, parser=parser.parse,
+                                  detector=detector, length=data.get("length", "words"))
+    except ValueError as exc:  # an unknown split, subset or length
+        raise CommandError(f"synthetic {split}: {exc}") from exc
 
 
 def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None) -> Any:
@@ -174,7 +177,7 @@ def resume_run(trainer: Any, out: Path, resume: bool) -> None:
         raise CommandError(f"--resume: {out / 'last.pt'} does not exist, so there is "
                            "nothing to resume (start the run without --resume)")
     if trainer.dist.is_main:
-        steps = int(trainer.train_cfg.get("steps", 1000))
+        steps = trainer.steps
         print(f"resumed from {out / 'last.pt'} at step {trainer.step} of {steps}"
               + (" (training had finished; evaluating again)" if trainer.step >= steps
                  else ""))
@@ -449,9 +452,8 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"[1/4] data: {data.get('root')} (generated if absent)")
     train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
     test = synthetic_benchmark(config, "test")
-    print(f"[2/4] training on {len(train)} short-expression problems "
-          f"({config['train']['steps']} steps)")
     trainer = Trainer(config, train, out)
+    print(f"[2/4] training on {len(train)} short-expression problems ({trainer.steps} steps)")
     resume_run(trainer, out, args.resume)
     trainer.fit()
     print(f"[3/4] evaluating on {len(test)} test problems")
@@ -494,6 +496,11 @@ def _bench(args: argparse.Namespace) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"markdown: {path}", file=sys.stderr)
 
+    if args.markdown:  # refused before the benchmark runs, not after
+        if args.what == "propagation":
+            raise CommandError("--markdown applies to the training and pipeline benchmarks")
+        if Path(args.markdown).is_dir():
+            raise CommandError(f"--markdown {args.markdown}: is a folder; give a file path")
     try:
         if args.what == "propagation":
             emit(bench.bench_propagation(

@@ -34,6 +34,8 @@ __all__ = ["PixelRegions", "build_model", "ProblemDataset", "make_loader", "pred
 #: 0 writes only the last one).  A demo-size run (2,400 steps of about 0.3 s on a 2-core
 #: CPU) then keeps about a minute of work at risk.
 DEFAULT_CHECKPOINT_EVERY = 200
+#: ``train.steps`` when the config does not set it
+DEFAULT_STEPS = 1000
 #: Settings a resumed run may change: the schedule's length and when it saves.
 RESUME_MAY_CHANGE = ("train.steps", "train.checkpoint_every")
 #: Temporary files the trainer writes before moving them into place (a killed run can
@@ -130,6 +132,24 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
 
 #: settings of the ``region_encoder`` section (``detectors.RegionCNN`` arguments)
 REGION_ENCODER_KEYS = ("channels", "pool_size", "strides", "max_pool")
+
+
+def _check_feature_width(problems: list[Any], model: nn.Module) -> None:
+    """Refuse, naming the setting, training items whose region features the model
+    cannot read (no features at all, or another width than it was built for)."""
+    from rcrn.engine.config import ConfigError
+
+    uniter = getattr(model, "uniter", None)
+    key, want = (("model.uniter.img_dim", uniter.settings.img_dim) if uniter is not None
+                 else ("model.vis_dim", model.config.vis_dim))
+    have = next((p.proposals.feature_dim for p in problems if len(p.proposals.boxes)), want)
+    if have == 0:
+        raise ConfigError("the training items carry no region features (their regions "
+                          "are read from the images): add a region_encoder section, as "
+                          "rcrn/configs/synthetic.yaml does, or give proposals with features")
+    if have != want:
+        raise ConfigError(f"the training items' region features are {have}-d but {key} is "
+                          f"{want}; set {key}={have}")
 
 
 def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
@@ -644,7 +664,7 @@ def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
     """The learning rate of step ``t`` (counted from 0) under ``train.lr`` / ``train.lr_decay``."""
     base = float(train_cfg.get("lr", 5e-4))
     decay = train_cfg.get("lr_decay", "none") or "none"
-    steps = max(1, int(train_cfg.get("steps", 1000)))
+    steps = max(1, int(train_cfg.get("steps", DEFAULT_STEPS)))
     if decay == "none":
         return lambda t: base
     if decay == "cosine":
@@ -717,6 +737,8 @@ class Trainer:
         self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train_cfg))
         self.step = 0
         self.with_images = self.model.region_encoder is not None
+        if not self.with_images:
+            _check_feature_width(self.problems, self.model)
         every = self.train_cfg.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY)
         if isinstance(every, bool) or not isinstance(every, int) or every < 0:
             from rcrn.engine.config import ConfigError
@@ -727,6 +749,11 @@ class Trainer:
         self._digest = problems_digest(self.problems)
         self._resumed: dict[str, Any] | None = None  # the training state resumed from
         self._metrics_lines = 0
+
+    @property
+    def steps(self) -> int:
+        """The number of optimisation steps of the run (``train.steps``)."""
+        return int(self.train_cfg.get("steps", DEFAULT_STEPS))
 
     def resume(self, path: str | Path | None = None) -> bool:
         """Restore the run of ``last.pt`` (or ``path``) if present; returns whether it did.
@@ -756,8 +783,7 @@ class Trainer:
             raise CheckpointError(f"checkpoint {path}: the config differs in {len(differ)} "
                                   f"key(s): {said}{more}; a resumed run may change only "
                                   f"{', '.join(RESUME_MAY_CHANGE)}")
-        step = int(state["step"])
-        steps = int(self.train_cfg.get("steps", 1000))
+        step, steps = int(state["step"]), self.steps
         if step > steps:
             raise CheckpointError(f"checkpoint {path} is at step {step}, past train.steps="
                                   f"{steps}; resume with train.steps >= {step}")
@@ -862,8 +888,7 @@ class Trainer:
                 self._tb = SummaryWriter(str(self.out_dir / "tb"))
             except ImportError:
                 pass
-        cfg = self.train_cfg
-        steps = int(cfg.get("steps", 1000))
+        cfg, steps = self.train_cfg, self.steps
         batch_size = int(cfg.get("batch_size", 64))
         log_every = int(cfg.get("log_every", 50))
         eval_every = int(cfg.get("eval_every", 0))
