@@ -23,8 +23,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rcrn.cli import main
+from rcrn.engine.trainer import CheckpointError, read_checkpoint, state_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 20
@@ -340,7 +343,9 @@ def test_commands_refuse_what_they_cannot_use_in_one_line(runs, tmp_path, capsys
 
 def _bad_checkpoints(good: Path, folder: Path) -> dict[str, Path]:
     raw = good.read_bytes()
-    state = torch.load(good, weights_only=True)
+    written = torch.load(good, weights_only=True)
+    # the edited states below are written without a digest, as another program would
+    state = {k: v for k, v in written.items() if k != "digest"}
     folder.mkdir()
     cases = {}
 
@@ -364,7 +369,11 @@ def _bad_checkpoints(good: Path, folder: Path) -> dict[str, Path]:
                                                                   extra=torch.zeros(2))),
                         "bad config": dict(state, config=dict(
                             state["config"], model=dict(state["config"]["model"],
-                                                        arch="nope")))}.items():
+                                                        arch="nope"))),
+                        "an unknown entry": dict(state, extra=1),
+                        "a weight changed after writing": dict(written, model={
+                            k: v + 1 if i == 0 else v
+                            for i, (k, v) in enumerate(written["model"].items())})}.items():
         cases[name] = folder / f"{name.replace(' ', '-')}.pt"
         torch.save(value, cases[name])
     return cases
@@ -392,6 +401,33 @@ def test_unreadable_or_mismatched_checkpoints_are_one_line_errors(runs, tmp_path
         err = _error(capsys, ["train", *TINY, f"data.root={data}", "--out", str(run),
                               "--resume"])  # (overrides before the flags)
         assert str(target) in err, (name, err)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
+@given(cut=st.one_of(st.none(), st.floats(0, 1, exclude_max=True)),
+       flips=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 7)),
+                      max_size=3))
+def test_fuzz_damaged_checkpoints_are_refused_or_read_unchanged(runs, tmp_path_factory, cut,
+                                                                flips):
+    """A checkpoint truncated or with bits flipped anywhere is refused with a
+    CheckpointError, or reads back exactly what was written (the flip hit bytes that
+    hold no content); before the digest, a third of single-bit flips changed weights
+    silently."""
+    base, _ = runs
+    good = base / "grouped-ref" / "last.pt"
+    raw = bytearray(good.read_bytes())
+    for where, bit in flips:
+        raw[int(where * len(raw))] ^= 1 << bit
+    if cut is not None:
+        raw = raw[:int(cut * len(raw))]
+    path = tmp_path_factory.mktemp("damaged") / "last.pt"
+    path.write_bytes(bytes(raw))
+    try:
+        state = read_checkpoint(path)
+    except CheckpointError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc)
+        return
+    assert state_digest(state) == torch.load(good, weights_only=True)["digest"]
 
 
 def test_training_never_erases_a_data_root_of_other_files(tmp_path, capsys):

@@ -121,6 +121,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default = getattr(defaults, name.replace("-", "_"))
         mlm.add_argument(f"--{name}", type=kind, default=default,
                          help=f"{what} (default {default})")
+    mlm.add_argument("--overwrite", action="store_true",
+                     help="replace a model this command wrote in --out before")
     mlm.add_argument("--json", action="store_true", help="print the summary as JSON")
     mlm.set_defaults(func=_train_mlm)
 
@@ -192,6 +194,16 @@ def _generate(args: argparse.Namespace) -> int:
 def _train_mlm(args: argparse.Namespace) -> int:
     from benchmarks.gitm_mr.mlm import MLMUnavailable, train_masked_lm
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"--out {out}: is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()):  # never write over files of another program
+        if not (out / "training.json").is_file():
+            raise CommandError(f"--out {out}: the folder holds files this command did not "
+                               "write; choose a new or empty folder")
+        if not args.overwrite:
+            raise CommandError(f"--out {out}: holds a model trained before; give "
+                               "--overwrite to replace it")
     if args.refreasoning:
         from benchmarks.gitm_mr.generator import find_file, read_expressions
 

@@ -239,6 +239,21 @@ def test_train_mlm_errors_name_the_input(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     with pytest.raises(CommandError, match="empty.txt: no text"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(empty), "--out", str(tmp_path / "m")])
+    # the model folder: never a file, never someone else's folder, a previous model only
+    # with --overwrite; nothing there is touched when refused
+    text = tmp_path / "corpus.txt"
+    text.write_text("a cup on a table\n")
+    with pytest.raises(CommandError, match="is a file"):
+        run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(empty)])
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    (bert / "vocab.txt").write_text("[PAD]\n")
+    with pytest.raises(CommandError, match="did not write"):
+        run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(bert)])
+    (bert / "training.json").write_text("{}")
+    with pytest.raises(CommandError, match="--overwrite"):
+        run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(bert)])
+    assert (bert / "vocab.txt").read_text() == "[PAD]\n"
 
 
 def test_missing_mlm_gives_a_clear_message(tmp_path: Path) -> None:
