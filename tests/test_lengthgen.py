@@ -291,3 +291,52 @@ def test_bad_selections_and_models_fail_before_training(dataset, tmp_path):
         load_experiment(tmp_path / "none.yaml")
     with pytest.raises(ConfigError, match="training-config section"):
         load_experiment(config, ["trian.steps=3"])
+
+
+def test_an_interrupted_run_continues_from_its_checkpoint(dataset, tmp_path, monkeypatch):
+    """A run stopped during training (here: an error at the 5th optimizer update, after
+    the checkpoint of step 4) continues from that checkpoint when the experiment is run
+    again, and ends with the weights of a run never stopped."""
+    import torch
+
+    config = write(tmp_path / "one.yaml", experiment(
+        dataset, models={"rcrn": {}}, subsets={"len_words": {"train_subset": "len_words"}},
+        seeds=[0]))
+    steps = ["train.steps=7", "train.checkpoint_every=2"]
+
+    def run(out: Path) -> list[str]:
+        said: list[str] = []
+        run_experiment(config, out, overrides=steps, progress=False, log=said.append)
+        return said
+
+    run(tmp_path / "whole")
+    adam_step, updates = torch.optim.Adam.step, []
+
+    def failing_step(self, *args, **kwargs):
+        updates.append(1)
+        if len(updates) == 5:
+            raise KeyboardInterrupt
+        return adam_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", failing_step)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "stopped")
+    monkeypatch.setattr(torch.optim.Adam, "step", adam_step)
+    run_dir = tmp_path / "stopped" / "runs" / "rcrn" / "len_words" / "seed0"
+    assert not (run_dir / "result.json").exists()
+    said = run(tmp_path / "stopped")
+    assert any(f"resumed at step 4 from {run_dir / 'last.pt'}" in line for line in said)
+    whole = torch.load(tmp_path / "whole" / "runs" / "rcrn" / "len_words" / "seed0" / "last.pt",
+                       weights_only=True)
+    again = torch.load(run_dir / "last.pt", weights_only=True)
+    assert again["step"] == whole["step"] == 7
+    assert all(torch.equal(whole["model"][k], again["model"][k]) for k in whole["model"])
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["parts"] == json.loads(
+        (tmp_path / "whole" / "runs" / "rcrn" / "len_words" / "seed0" / "result.json"
+         ).read_text())["parts"]
+    # a checkpoint of another config is not resumed: the run starts again
+    (run_dir / "result.json").unlink()
+    said = run_experiment(config, tmp_path / "stopped", overrides=steps + ["train.lr=0.01"],
+                          progress=False, log=lambda s: None)
+    assert said.outcomes[0].status == "trained"

@@ -16,7 +16,8 @@ MRR in-distribution, out-of-distribution and full, and per word-length and
 relation-count bucket), and writes OUT/runs/<model>/<subset>/seed<k>/result.json,
 OUT/results.csv, OUT/summary.md (mean ± std over seeds, and the claim lines) and
 OUT/accuracy_vs_{length,relations,train_size}.png.  Runs whose result.json was
-made with the same config are not repeated, so an interrupted experiment resumes.
+made with the same config are not repeated and an interrupted run continues from
+its last checkpoint, so an interrupted experiment resumes where it stopped.
 
 key=value overrides: keys starting with an experiment key (models., subsets.,
 seeds, keep_checkpoints, buckets., claim.) change the experiment config; any

@@ -576,13 +576,17 @@ def _clear_run(run_dir: Path) -> None:
 
 
 def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
-               key: dict[str, Any], data: _Data, progress: bool) -> dict[str, Any]:
-    from rcrn.engine.trainer import Trainer, predict
+               key: dict[str, Any], data: _Data, progress: bool,
+               say: Callable[[str], None]) -> dict[str, Any]:
+    """Train, predict and score one run.  A run that was interrupted (its ``last.pt``
+    written during training, no ``result.json``) continues from that checkpoint exactly
+    when the checkpoint fits the run's config and data; otherwise the run starts again."""
+    from rcrn.engine.trainer import CheckpointError, Trainer, predict
 
     t0 = time.time()
     run_dir = _run_dir(out, model, subset, seed)
     run_dir.mkdir(parents=True, exist_ok=True)
-    _clear_run(run_dir)
+    interrupted = (run_dir / "last.pt").is_file() and not (run_dir / "result.json").exists()
     cfg = run_config(exp, model, subset, seed)
     spec = exp.subsets[subset]
     train = data.train(cfg, spec["train_subset"])
@@ -591,6 +595,16 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     test, thresholds = data.test(cfg)
     t1 = time.time()
     trainer = Trainer(cfg, train, run_dir)
+    resumed = False
+    if interrupted:
+        try:
+            resumed = trainer.resume()
+        except CheckpointError as exc:  # another config or data, or a damaged file
+            say(f"  {exc}; training the run again")
+    if resumed:
+        say(f"  resumed at step {trainer.step} from {run_dir / 'last.pt'}")
+    else:
+        _clear_run(run_dir)
     trainer.fit(progress=progress)
     t2 = time.time()
     with_images = getattr(trainer, "with_images",
@@ -742,7 +756,7 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                 say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
             cfg = run_config(exp, *run)
             say(f"{head}: training ({cfg.get('train', {}).get('steps', '?')} steps)")
-            result = _train_run(exp, out, *run, key, data, progress)
+            result = _train_run(exp, out, *run, key, data, progress, say)
             say(f"{head}: {result['train_size']} training problems, "
                 f"{result['wall_time_s']:.0f} s; "
                 + "; ".join(_fmt_part(result, p) for p in ("in_distribution",
