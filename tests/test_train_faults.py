@@ -341,6 +341,37 @@ def test_commands_refuse_what_they_cannot_use_in_one_line(runs, tmp_path, capsys
     assert f"{binary} line 2: not UTF-8" in err and not (tmp_path / "mlm").exists()
 
 
+def test_a_resumed_run_drops_the_tensorboard_events_after_its_checkpoint(
+        runs, tmp_path, monkeypatch):
+    """TensorBoard's log is cut back like metrics.jsonl: the resumed writer purges the
+    events from the step after the checkpoint on (a stand-in writer records it)."""
+    import types
+
+    base, _ = runs
+    made: list[dict] = []
+
+    class Writer:
+        def __init__(self, log_dir, purge_step=None):
+            made.append({"log_dir": log_dir, "purge_step": purge_step})
+
+        def add_scalar(self, *args):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard",
+                        types.SimpleNamespace(SummaryWriter=Writer))
+    out = tmp_path / "run"
+    short = [a for a in TINY if not a.startswith("train.steps=")]
+    assert main(["train", *short, "train.steps=4", f"data.root={base / 'data'}",
+                 "--out", str(out)]) == 0
+    assert main(["train", *short, "train.steps=6", f"data.root={base / 'data'}",
+                 "--out", str(out), "--resume"]) == 0
+    assert [m["purge_step"] for m in made] == [None, 5]
+    assert made[1]["log_dir"] == str(out / "tb")
+
+
 def _bad_checkpoints(good: Path, folder: Path) -> dict[str, Path]:
     raw = good.read_bytes()
     written = torch.load(good, weights_only=True)

@@ -925,7 +925,10 @@ class Trainer:
             try:
                 from torch.utils.tensorboard import SummaryWriter
 
-                self._tb = SummaryWriter(str(self.out_dir / "tb"))
+                # a resumed run drops the events logged after its checkpoint, as it
+                # cuts metrics.jsonl back
+                self._tb = SummaryWriter(str(self.out_dir / "tb"),
+                                         purge_step=self.step + 1 if resumed else None)
             except ImportError:
                 pass
         cfg, steps = self.train_cfg, self.steps
