@@ -268,3 +268,58 @@ def test_a_base_cycle_of_two_files_and_a_folder(tmp_path, capsys):
     assert main(["demo", "--config", str(tmp_path / "b.yaml"), "--out",
                  str(tmp_path / "r")]) == 2
     one_line_error(capsys, "rcrn demo: error:", "cycle")
+
+
+# ------------------------------------------------------------------------ fuzzing
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rcrn.models import RCRNConfig  # noqa: E402
+
+_KEYS = sorted({f"{name}.{key}" for name, table in schema.SECTIONS.items()
+                if isinstance(table, dict) and name != "data" for key in table}
+               | {f"data.{key}" for table in schema.DATA.values() for key in table}
+               | {f"model.{key}" for key in RCRNConfig.__dataclass_fields__}
+               | {"seed", "train.stpes", "model.kk", "nosection.key", "data"})
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**20, 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "abc", "1e-3", "-1", "nan", "inf", "cuda", "cpu", "[1, 2]", "{}",
+                     "rcrn", "release", "learned", "0x10", "1_000", "~", "true"]),
+    st.lists(st.integers(-3, 300), max_size=4), st.dictionaries(st.text(max_size=3),
+                                                                st.integers(), max_size=2))
+
+
+@settings(deadline=None, max_examples=300, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(_KEYS), _VALUES), min_size=1, max_size=4))
+def test_fuzz_settings_pass_unchanged_or_fail_in_one_line_naming_the_key(items):
+    """Any known or misspelt key with any value: check_config accepts it unchanged (a
+    number written as text aside) or refuses it in one line that names a key given."""
+    config = load_config(CONFIGS / "synthetic.yaml")
+    for key, value in items:
+        node = config
+        *parents, last = key.split(".")
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[last] = copy.deepcopy(value)
+    given_config = copy.deepcopy(config)
+    try:
+        checked = check_config(config)
+    except ConfigError as exc:
+        text = str(exc)
+        assert "\n" not in text and len(text) < 2000, text
+        assert any(key.split(".")[-1] in text or key.split(".")[0] in text
+                   for key, _ in items), (items, text)
+        return
+
+    def same(a, b):
+        if isinstance(a, dict):
+            return isinstance(b, dict) and a.keys() == b.keys() and all(
+                same(a[k], b[k]) for k in a)
+        if isinstance(a, str) and not isinstance(b, str):  # a number written as text
+            return schema._NUMBER_TEXT.match(a) is not None and float(a) == b
+        return type(a) is type(b) and (a == b or a != a)
+    assert same(given_config, checked), (items, checked)

@@ -7,6 +7,8 @@ of SHTUPLUS/GITM-MR with its default sizes), not derived from the converter's ta
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rcrn.batching import Vocab, collate
 from rcrn.engine.config import load_config
@@ -228,3 +230,26 @@ def test_table3_rows_are_named_programs_and_top_down_compare_has_its_sign():
     parent, child = batch.edge_index
     # a top-down pass: the child receives the relation's message, so child - parent
     assert torch.allclose(out.edge_scores, conf[child] - conf[parent])
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(raw=st.one_of(st.binary(max_size=60), st.lists(st.sampled_from(
+    ["<pad>", "<unk>", "cup", " table ", "", "\t", "cup", "\u00e9", "\r"]), max_size=6).map(
+        lambda w: "\n".join(w).encode())))
+def test_fuzz_release_vocabulary_files(tmp_path_factory, raw):
+    """Any vocabulary file: a one-line error naming the file, or the release mapper's
+    reading of it (stripped lines, ``<pad>`` first, ``<unk>`` listed, last line wins)."""
+    path = tmp_path_factory.mktemp("vocab") / "vocabulary.txt"
+    path.write_bytes(raw)
+    try:
+        vocab = Vocab.from_file(path)
+    except ValueError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc), exc
+        return
+    text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # text mode
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    words = [line.strip() for line in lines]
+    assert vocab.itos == words and words[0] == "<pad>" and "<unk>" in words
+    assert all(vocab.itos[vocab.stoi[w]] == w and vocab.stoi[w] == len(words) - 1 -
+               words[::-1].index(w) for w in words)

@@ -434,7 +434,8 @@ def test_unreadable_or_mismatched_checkpoints_are_one_line_errors(runs, tmp_path
         assert str(target) in err, (name, err)
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=list(HealthCheck))
+@settings(deadline=None, max_examples=60, derandomize=True,
+          suppress_health_check=list(HealthCheck))
 @given(cut=st.one_of(st.none(), st.floats(0, 1, exclude_max=True)),
        flips=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 7)),
                       max_size=3))

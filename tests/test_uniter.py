@@ -4,11 +4,13 @@ Independent references: ``transformers``' BERT tokenizer and ``BertModel`` (UNIT
 text side is BERT; its image embedder is written out below from UNITER's equations).
 """
 
+import json
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rcrn.batching import Vocab, collate
@@ -63,6 +65,31 @@ def test_word_pieces_read_a_tokenizer_folder(vocab_dir, tmp_path):
         WordPieces.from_folder(tmp_path)
     with pytest.raises(UniterWeightsError, match="nothing is downloaded"):
         WordPieces.from_folder(tmp_path / "absent")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(vocab=st.one_of(st.binary(max_size=80), st.lists(st.sampled_from(
+           ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b", "", " ", "\r", "\u00e9"]),
+           max_size=8).map(lambda w: "\n".join(w).encode())),
+       conf=st.one_of(st.none(), st.binary(max_size=40), st.sampled_from(
+           [b"{}", b"[]", b'{"do_lower_case": true}', b'{"do_lower_case": "false"}',
+            b'{"do_lower_case": 1}', b"null", b"[" * 5000])))
+def test_fuzz_tokenizer_folders(tmp_path_factory, vocab, conf):
+    """Any vocab.txt and tokenizer_config.json: a one-line error naming the file, or
+    the pieces of the file's lines and the case rule it states."""
+    folder = tmp_path_factory.mktemp("tok")
+    (folder / "vocab.txt").write_bytes(vocab)
+    if conf is not None:
+        (folder / "tokenizer_config.json").write_bytes(conf)
+    try:
+        wp = WordPieces.from_folder(folder)
+    except UniterWeightsError as exc:
+        assert str(folder) in str(exc) and "\n" not in str(exc), exc
+        return
+    lines = vocab.decode("utf-8").split("\n")
+    assert wp.pieces == [x.rstrip("\r") for x in (lines[:-1] if lines[-1] == "" else lines)]
+    assert wp.lower_case is (conf is not None and json.loads(conf).get("do_lower_case", False))
 
 
 SMALL = dict(layers=2, hidden=16, heads=4, intermediate=24, vocab_size=len(PIECES) + 3,

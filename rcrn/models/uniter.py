@@ -117,10 +117,13 @@ class WordPieces:
         conf = folder / "tokenizer_config.json"
         if conf.is_file():
             try:
-                lower = bool(json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case",
-                                                                             False))
-            except (ValueError, AttributeError) as exc:
+                lower = json.loads(conf.read_text(encoding="utf-8")).get("do_lower_case",
+                                                                         False)
+            except (ValueError, AttributeError, RecursionError) as exc:
                 raise UniterWeightsError(f"{conf}: not a JSON object ({exc})") from None
+            if not isinstance(lower, bool):
+                raise UniterWeightsError(f"{conf}: do_lower_case must be true or false, got "
+                                         f"{lower!r}")
         try:
             return cls(pieces, lower)
         except UniterWeightsError as exc:
