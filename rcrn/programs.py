@@ -46,6 +46,7 @@ from typing import Any
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
            "and_edges",
            "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError",
+           "with_k", "resolve",
            "validate", "direction",
            "gate_specs"]
 
@@ -358,5 +359,41 @@ TABLE3: dict[str, dict[str, Any]] = {
 }
 """The rows of the paper's Table 3 (Langβ / Ctxβ / Bi-MP / VLP): the program each runs
 and whether it needs the vision-language front end (``vlp``: the paper's 6 UNITER
-layers, which the toolkit cannot initialise from UNITER's weights yet; ``vl_layers:
-6`` gives the architecture, trained from scratch)."""
+layers, ``model.front: uniter``; ``vl_layers: 6`` trains such layers from scratch)."""
+
+
+def with_k(expr: tuple, k: int) -> tuple:
+    """``expr`` with every ``(select K X)`` selecting the top ``k``."""
+    if not isinstance(expr, tuple):
+        return expr
+    if expr[:1] == ("select",):
+        return select(k, with_k(expr[2], k))
+    return tuple(with_k(x, k) for x in expr)
+
+
+def resolve(program: str, k: int) -> tuple:
+    """The program a model runs: a name of :data:`ABLATIONS` built with the model's K, or
+    a program text whose every ``(select K ...)`` is ``k`` (one K serves Select and the
+    slots Classify reads, ``model.k``).
+
+    Raises:
+        ProgramError: a malformed program, or one that selects another K than ``k``.
+    """
+    if program in ABLATIONS:
+        return with_k(ABLATIONS[program], k)
+    expr = parse(program)
+    ks: set[int] = set()
+
+    def walk(e: Any) -> None:
+        if isinstance(e, tuple):
+            if e[:1] == ("select",):
+                ks.add(e[1])
+            for x in e:
+                walk(x)
+
+    walk(expr)
+    if ks - {k}:
+        raise ProgramError(f"the program selects the top {min(ks - {k})} regions but model.k "
+                           f"is {k}: one K serves Select and Classify; write (select {k} ...) "
+                           f"or set model.k={min(ks - {k})}")
+    return expr

@@ -148,7 +148,7 @@ class _Belief:
 class _Oracle:
     def __init__(self, sd: Mapping[str, torch.Tensor], cfg: Any) -> None:
         self.sd, self.cfg = sd, cfg
-        self.program = P.parse(cfg.program)
+        self.program = P.resolve(cfg.program, cfg.k)
         self.release = cfg.layers == "release"
         emb = sd["words.embedding.weight"]
         self.dtype, self.device = emb.dtype, emb.device

@@ -88,6 +88,9 @@ BAD = [
     ("model.grounding_scale=-1", ["model.grounding_scale", "'learned'", "got -1"]),
     ("model.arch=mlp", ["model.arch must be one of ['rcrn', 'cross_encoder'], got 'mlp'"]),
     ("model.program=(outputs (nonsense))", ["model.program", "no_top_down"]),
+    ("model.program=(outputs (match (and (classify (propagate up (select 4 (local)) "
+     "match_up)))))",
+     ["model.program", "top 4 regions but model.k is 5", "model.k=4"]),
     ("model.message_reduce.match_upp=min", ["model.message_reduce.match_upp",
                                             "did you mean model.message_reduce.match_up?"]),
     ("model.message_reduce.match_up=max", ["model.message_reduce.match_up", "'max'",
@@ -323,3 +326,21 @@ def test_fuzz_settings_pass_unchanged_or_fail_in_one_line_naming_the_key(items):
             return schema._NUMBER_TEXT.match(a) is not None and float(a) == b
         return type(a) is type(b) and (a == b or a != a)
     assert same(given_config, checked), (items, checked)
+
+
+def test_one_k_serves_select_and_classify():
+    """``model.k`` is the only K: a named program is built with it, and a program text
+    that selects another K is refused."""
+    from rcrn import programs as P
+    from rcrn.models import RCRN
+
+    for name in P.ABLATIONS:
+        model = RCRN(RCRNConfig(k=3, program=name, word_dim=4, lstm_hidden=4, joint=4,
+                                hidden=4, sim_dim=4, vis_dim=4, spatial_dim=2, pair_dim=4,
+                                classify_hidden=4), vocab_size=3)
+        text = P.to_text(model.program)
+        assert "(select 3 " in text and "(select 5 " not in text, (name, text)
+        assert model.select.k == model.classify.k == 3
+    with pytest.raises(P.ProgramError, match="top 5 regions but model.k is 3"):
+        P.resolve(P.to_text(P.RCRN_PROGRAM), 3)
+    assert P.resolve(P.to_text(P.RCRN_PROGRAM), 5) == P.RCRN_PROGRAM

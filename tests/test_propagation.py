@@ -54,7 +54,8 @@ def build(problems, program=P.RCRN_PROGRAM, k=5, seed=0, device="cpu", official=
           **extra):
     torch.manual_seed(seed)
     vocab = Vocab.build(problems)
-    text = program if isinstance(program, str) else P.to_text(program)
+    # one K: the program's selects and the model's (a named program is built with it)
+    text = P.to_text(P.with_k(P.parse(program) if isinstance(program, str) else program, k))
     if official:
         cfg = RCRNConfig.official(k=k, program=text, **OFFICIAL_SMALL, **extra)
     else:
@@ -220,7 +221,7 @@ def unread(model, read):
     (the learned grounding scale enters the loss only; the regression head only the
     ground readout)."""
     names = {n for n, _ in model.named_parameters()} - {"ground_scale"}
-    if "ground" not in dict(P.parse(model.config.program)[1:]):
+    if "ground" not in dict(model.program[1:]):
         names = {n for n in names if not n.startswith("regress.")}
     names |= {n for n, _ in model.named_buffers() if n.endswith(("running_mean", "running_var"))}
     return sorted(names - read)
@@ -306,7 +307,7 @@ def test_batched_equals_reference(name, seed, k, program, official, extra, devic
     assert not scores or any(bool((a > 0).any()) for a in scores)
     assert not unread(model, read), unread(model, read)
     # every output the program has was compared
-    parts = dict(P.parse(model.config.program)[1:])
+    parts = dict(model.program[1:])
     assert ("ground" in parts) == (ref[0]["ground_belief"] is not None)
     assert ("match" in parts) == (ref[0]["match_prob"] is not None)
     assert ("mismatch" in parts) == (ref[0]["edge_scores"] is not None)

@@ -614,28 +614,23 @@ def _check_rcrn(model: dict[str, Any]) -> None:
     from rcrn.models.rcrn import RCRNConfig
     from rcrn.nn.aggregate import Aggregate
 
-    section = dict(model)
-    program = section.get("program")
-    if program is not None:
-        if program in P.ABLATIONS:
-            section["program"] = P.to_text(P.ABLATIONS[program])
-        try:
-            P.parse(section["program"])
-        except P.ProgramError as exc:
-            raise ConfigError(f"model.program must be a program text or one of "
-                              f"{sorted(P.ABLATIONS)}: {_one_line(exc)}") from None
-    cfg = RCRNConfig(**section)
+    cfg = RCRNConfig(**model)
     try:
         cfg.validate()
     except (ValueError, TypeError) as exc:
         raise ConfigError(_one_line(exc)) from None
+    try:
+        program = P.resolve(cfg.program, cfg.k)
+    except P.ProgramError as exc:
+        raise ConfigError(f"model.program must be a program text or one of "
+                          f"{sorted(P.ABLATIONS)}: {_one_line(exc)}") from None
     reduce = cfg.message_reduce
     bad = {k: v for k, v in reduce.items() if v not in Aggregate.REDUCE}
     if bad:
         key = next(iter(bad))
         raise ConfigError(f"model.message_reduce.{key} must be one of {list(Aggregate.REDUCE)}, "
                           f"got {_show(bad[key])}")
-    names = sorted(n for n, (kind, _) in P.gate_specs(P.parse(cfg.program)).items()
+    names = sorted(n for n, (kind, _) in P.gate_specs(program).items()
                    if kind == "gateprod")
     for key in reduce:
         if key not in names:

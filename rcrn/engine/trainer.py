@@ -191,9 +191,6 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     """
     from rcrn.engine.config import ConfigError
     from rcrn.models.cross_encoder import CrossEncoder, CrossEncoderConfig
-    from rcrn.programs import ABLATIONS
-    from rcrn.programs import to_text as program_text
-
     section = dict(config.get("model") or {})
     arch = section.pop("arch", "rcrn")
     if arch not in ARCHS:
@@ -204,14 +201,12 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     if unknown:
         raise ConfigError(f"model section: unknown setting(s) {unknown} for arch {arch!r}; "
                           f"known: {sorted(known)}")
-    if arch == "rcrn" and section.get("program") in ABLATIONS:
-        section["program"] = program_text(ABLATIONS[section["program"]])
     model_cfg = config_cls(**section)
     if arch == "rcrn":
-        from rcrn.programs import ProgramError, parse
+        from rcrn.programs import ProgramError, resolve
 
         try:
-            parse(model_cfg.program)
+            resolve(model_cfg.program, model_cfg.k)
         except ProgramError as exc:
             raise ConfigError(f"model.program: {exc}") from exc
     vectors = word_vectors(config, vocab) if pretrained_words else None

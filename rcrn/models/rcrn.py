@@ -152,7 +152,7 @@ class RCRNConfig:
     vl_ff: int = 256
     vl_dropout: float = 0.1
     vl_init: str | None = None
-    program: str = field(default_factory=lambda: P.to_text(P.RCRN_PROGRAM))
+    program: str = "rcrn"
     layers: str = "plain"
     dropout: float = 0.2
     word_dropout: float = 0.0
@@ -408,7 +408,7 @@ class RCRN(nn.Module):
                  word_pieces: WordPieces | None = None) -> None:
         super().__init__()
         self.config = config
-        self.program = P.parse(config.program)
+        self.program = P.resolve(config.program, config.k)
         cfg = config
         cfg.validate()
         self.words: WordEmbedding | None = None

@@ -121,11 +121,9 @@ def official_config(vis_dim: int, word_dim: int, regression: bool = True,
     from rcrn.engine.config import read_yaml
 
     path = Path(__file__).resolve().parent.parent / "configs" / "official.yaml"
-    from rcrn.programs import ABLATIONS, to_text
-
     model = dict(read_yaml(path)["model"])
     model.update(vis_dim=int(vis_dim), pair_dim=int(vis_dim), word_dim=int(word_dim),
-                 regression=bool(regression), program=to_text(ABLATIONS[model["program"]]))
+                 regression=bool(regression))
     if uniter is not None:
         model.update(front="uniter", uniter=dict(uniter))
     return model
