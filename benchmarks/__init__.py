@@ -30,6 +30,7 @@ from benchmarks.base import (
     prediction_where,
     read_prediction_file,
 )
+from rcrn.errors import RcrnError
 from rcrn.structures import Prediction, Proposals
 
 __all__ = [
@@ -59,11 +60,11 @@ _REGISTRY: dict[str, str | type] = {
 ProposalSource = Callable[[str], Proposals] | Mapping[str, Proposals]
 
 
-class RegistryError(ValueError):
+class RegistryError(RcrnError, ValueError):
     """An unknown benchmark name, or a registered adapter that cannot be imported."""
 
 
-class ProposalSourceError(ValueError):
+class ProposalSourceError(RcrnError, ValueError):
     """Problems were asked for without a usable source of region proposals."""
 
 

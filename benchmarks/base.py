@@ -13,10 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rcrn.errors import RcrnError
 from rcrn.structures import GroundingProblem, Prediction
 
 
-class DataError(ValueError):
+class DataError(RcrnError, ValueError):
     """Bad input data; the message names the file and the line or record."""
 
 

@@ -11,8 +11,7 @@ from typing import Any
 import yaml
 
 import benchmarks
-from benchmarks.base import DataError
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError, RcrnError
 
 SCORE_EPILOG = """\
 Prediction files:
@@ -106,9 +105,9 @@ def score_command(args: argparse.Namespace) -> int:
         options = _options(args, cls)
         try:
             bench = benchmarks.load(args.benchmark, args.root, args.split, **options)
+        except RcrnError:
+            raise
         except (ValueError, TypeError) as exc:  # an unknown split, subset or option value
-            if isinstance(exc, DataError):
-                raise
             raise CommandError(f"benchmark {args.benchmark!r}: {exc}") from exc
         path = Path(args.predictions)
         if path.is_dir():
@@ -122,8 +121,8 @@ def score_command(args: argparse.Namespace) -> int:
         else:
             raise CommandError(f"benchmark {args.benchmark!r} reads predictions as JSON lines "
                                f"of Prediction objects; {path} is not one")
-    except (benchmarks.RegistryError, DataError) as exc:
-        raise CommandError(str(exc)) from exc
+    except RcrnError:
+        raise
     except OSError as exc:
         raise CommandError(f"{exc.filename or args.predictions}: {exc.strerror}") from exc
     header = {"benchmark": args.benchmark, "split": getattr(bench, "split", args.split),

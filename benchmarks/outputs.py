@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from rcrn.errors import RcrnError
+
 __all__ = ["ForeignFilesError", "JOURNAL", "files_under", "check_output", "prepare_output",
            "finish_output", "write_json_atomic"]
 
@@ -27,7 +29,7 @@ MANIFEST = "manifest.json"
 _TMP = (MANIFEST + ".tmp", JOURNAL + ".tmp")
 
 
-class ForeignFilesError(FileExistsError):
+class ForeignFilesError(RcrnError, FileExistsError):
     """The output folder holds something its writer did not write (or is a file); nothing
     is written there, with or without ``overwrite``."""
 

@@ -7,7 +7,7 @@ import inspect
 import json
 from typing import Any
 
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError, RcrnError
 
 __all__ = ["register"]
 
@@ -81,13 +81,12 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 def _open_source(name: str, path: str, options: dict[str, Any]) -> Any:
     import detectors
-    from detectors.errors import DetectorDataError, MissingDependencyError
 
     try:
         return detectors.load(name, path, **options)
+    except RcrnError:  # bad data, a missing package: as they are
+        raise
     except KeyError as exc:
-        if isinstance(exc, DetectorDataError):
-            raise CommandError(str(exc)) from None
         raise CommandError(exc.args[0] if exc.args else str(exc)) from None
     except TypeError as exc:
         factory = detectors.base._REGISTRY.get(name.lower().replace("_", "-"))
@@ -96,8 +95,6 @@ def _open_source(name: str, path: str, options: dict[str, Any]) -> Any:
             params = [p for p in inspect.signature(factory).parameters if p not in ("self", "path")]
             accepted = f"; {name} accepts: {', '.join(params)}"
         raise CommandError(f"bad option for {name}: {exc}{accepted}") from None
-    except (DetectorDataError, MissingDependencyError) as exc:
-        raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(_os_message(exc, path)) from None
 
@@ -107,7 +104,6 @@ def _os_message(exc: OSError, path: str) -> str:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from detectors.errors import DetectorDataError, MissingDependencyError
     from detectors.store import convert
 
     if args.limit is not None and args.limit < 1:
@@ -118,8 +114,6 @@ def _convert(args: argparse.Namespace) -> int:
     try:
         meta = convert(source, args.out, float16=args.float16, progress=not args.no_progress,
                        overwrite=args.overwrite, source_info=info, limit=args.limit)
-    except (DetectorDataError, MissingDependencyError) as exc:
-        raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(_os_message(exc, args.out)) from None
     print(f"wrote {args.out}: {meta['num_images']} images, {meta['num_boxes']} boxes, "
@@ -128,13 +122,9 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from detectors.errors import DetectorDataError
     from detectors.store import FeatureStore
 
-    try:
-        store = FeatureStore(args.store)
-    except DetectorDataError as exc:
-        raise CommandError(str(exc)) from None
+    store = FeatureStore(args.store)
     meta = dict(store.meta)
     meta["bytes"] = store.nbytes()
     if args.json:

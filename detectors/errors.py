@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from rcrn.errors import RcrnError
+
 __all__ = ["DetectorDataError", "ImageNotFoundError", "MissingDependencyError"]
 
 
-class DetectorDataError(ValueError):
+class DetectorDataError(RcrnError, ValueError):
     """A detector output, a feature store or an image is malformed.
 
     The message names the file and the row or record at fault; it is always one
@@ -34,5 +36,5 @@ class ImageNotFoundError(DetectorDataError, KeyError):
         return str(self.args[0])
 
 
-class MissingDependencyError(ImportError):
+class MissingDependencyError(RcrnError, ImportError):
     """An optional dependency that a reader or detector needs is not installed."""

@@ -40,6 +40,7 @@ from parsers.base import (
     ParseResult,
     tokenize,
 )
+from rcrn.errors import RcrnError
 
 __all__ = [
     "BackendUnavailable",
@@ -59,7 +60,7 @@ __all__ = [
 DEFAULT_PARSER = "rule"
 
 
-class UnknownParser(ValueError):
+class UnknownParser(RcrnError, ValueError):
     """No backend is registered under the requested name."""
 
 

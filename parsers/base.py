@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from rcrn.errors import RcrnError
 from rcrn.structures import Entity, LanguageGraph, Relation, StructureError
 
 __all__ = [
@@ -21,11 +22,11 @@ __all__ = [
 ]
 
 
-class ParseError(ValueError):
+class ParseError(RcrnError, ValueError):
     """The text holds nothing to parse (it is empty or only punctuation and spaces)."""
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(RcrnError, RuntimeError):
     """A parser backend's optional dependency (package or model) is not installed.
 
     The message names what is missing and how to install it.

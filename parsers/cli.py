@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import parsers
-from parsers.base import BackendUnavailable, ParseError
-from parsers.evaluate import DataError, evaluate_parser, read_captions
-from rcrn.cli import CommandError
+from parsers.base import ParseError
+from parsers.evaluate import evaluate_parser, read_captions
+from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
 
 __all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph"]
@@ -26,10 +26,7 @@ def _options(pairs: list[str] | None) -> dict[str, Any]:
 
 
 def _load(name: str, options: list[str] | None) -> Any:
-    try:
-        return parsers.load(name, **_options(options))
-    except (parsers.UnknownParser, BackendUnavailable) as exc:
-        raise CommandError(str(exc)) from exc
+    return parsers.load(name, **_options(options))
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -93,10 +90,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_parse_eval(args: argparse.Namespace) -> int:
     """Score a parser on the template captions of VSR or What'sUp."""
-    try:
-        gold = read_captions(args.benchmark, args.root)
-    except DataError as exc:
-        raise CommandError(str(exc)) from exc
+    gold = read_captions(args.benchmark, args.root)
     if not gold:
         raise CommandError(f"no caption found under {args.root}")
     parser = _load(args.parser, args.option)

@@ -26,6 +26,7 @@ from typing import Any
 
 from parsers.base import ParseError
 from parsers.lexicon import DETERMINERS
+from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
 
 __all__ = [
@@ -48,7 +49,7 @@ _WHATSUP_RE = re.compile(
     + r")\s+an?\s+(.+?)\s*\.?\s*$", re.IGNORECASE)
 
 
-class DataError(ValueError):
+class DataError(RcrnError, ValueError):
     """A benchmark file is missing or malformed; the message names the file and line/record."""
 
 

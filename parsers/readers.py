@@ -51,6 +51,7 @@ import numpy as np
 
 from parsers.base import GraphBuilder
 from rcrn import safe_pickle
+from rcrn.errors import RcrnError
 from rcrn.structures import Entity, LanguageGraph, Relation, StructureError
 
 __all__ = [
@@ -63,7 +64,7 @@ __all__ = [
 ]
 
 
-class ReaderError(ValueError):
+class ReaderError(RcrnError, ValueError):
     """A graph file is malformed; the message names the file and the record."""
 
 

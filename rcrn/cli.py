@@ -13,6 +13,10 @@ import argparse
 import importlib
 import sys
 
+from rcrn.errors import CommandError, RcrnError
+
+__all__ = ["main", "build_parser", "CommandError"]
+
 COMMAND_MODULES = [
     "rcrn.engine.commands",
     "rcrn.trace.cli",
@@ -24,10 +28,6 @@ COMMAND_MODULES = [
     "benchmarks.gitm_mr.cli",
     "benchmarks.viphy.cli",
 ]
-
-
-class CommandError(Exception):
-    """A user-facing error: printed without a traceback, exit code 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,12 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         return int(args.func(args) or 0)
-    except CommandError as exc:
-        print(f"rcrn {args.command}: error: {exc}", file=sys.stderr)
+    except RcrnError as exc:  # what the user gave: one line, no traceback
+        print(f"rcrn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 
 if __name__ == "__main__":
-    from rcrn.cli import main as _main  # the installed module, so CommandError is one class
+    from rcrn.cli import main as _main  # the installed module, not a second copy
 
     sys.exit(_main())

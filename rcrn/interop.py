@@ -31,12 +31,13 @@ from rcrn.batching import (
     Vocab,
     _pad,  # the padding collate uses
 )
+from rcrn.errors import RcrnError
 from rcrn.structures import GroundingProblem, LanguageGraph
 
 __all__ = ["to_networkx", "to_dgl", "DGLUnavailableError"]
 
 
-class DGLUnavailableError(ImportError):
+class DGLUnavailableError(RcrnError, ImportError):
     """DGL cannot be imported (not installed, or built for another torch)."""
 
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rcrn.errors import RcrnError
+
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
            "and_edges",
            "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError",
@@ -53,7 +55,7 @@ __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify
 Expr = tuple | str | int
 
 
-class ProgramError(ValueError):
+class ProgramError(RcrnError, ValueError):
     """A malformed program; the message quotes the offending form."""
 
 

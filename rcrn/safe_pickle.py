@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from rcrn.errors import RcrnError
+
 __all__ = ["UnsafePickleError", "load", "loads", "MAX_BYTES", "MAX_ITEMS", "MAX_TOTAL"]
 
 #: Bytes of one byte string or array built from a size the pickle declares.
@@ -64,7 +66,7 @@ _NUMPY_SCALARS = {"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
 _ITEM_BYTES = 8
 
 
-class UnsafePickleError(ValueError):
+class UnsafePickleError(RcrnError, ValueError):
     """The pickle references something other than plain data, or declares sizes above the caps."""
 
 

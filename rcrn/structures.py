@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rcrn.boxes import box_iou
+from rcrn.errors import RcrnError
 
 __all__ = [
     "StructureError",
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class StructureError(ValueError):
+class StructureError(RcrnError, ValueError):
     """Raised when a structure is malformed (not a tree, bad box array, ...)."""
 
 

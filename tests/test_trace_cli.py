@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rcrn.cli import CommandError
+from rcrn.errors import RcrnError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,10 +63,10 @@ def test_trace_command_writes_json_png_html_for_the_chosen_items(tmp_path: Path)
     # an unknown id is a user error naming it
     bad = _parser().parse_args(["trace", "--checkpoint", str(ckpt), "--split", split,
                                 "--items", "nope", "--out", str(out)])
-    with pytest.raises(CommandError, match="'nope'"):
+    with pytest.raises(RcrnError, match="'nope'"):
         bad.func(bad)
     missing = _parser().parse_args(["trace", "--checkpoint", str(tmp_path / "none.pt"),
                                     "--items", "x", "--out", str(out)])
-    with pytest.raises(CommandError, match="does not exist"):
+    with pytest.raises(RcrnError, match="does not exist"):
         missing.func(missing)
     json.loads((out / f"{stems[0]}.json").read_text())

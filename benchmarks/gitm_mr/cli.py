@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.base import DataError, text_lines
+from benchmarks.base import text_lines
 from benchmarks.gitm_mr.layout import SPLITS, expression_path
 from benchmarks.gitm_mr.mlm import MLMTrainConfig
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError, RcrnError
 
 __all__ = ["register"]
 
@@ -141,16 +141,14 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     from benchmarks.gitm_mr.generator import GenerateConfig, generate_from_refreasoning
-    from benchmarks.gitm_mr.mlm import MLMUnavailable
     from benchmarks.gitm_mr.synthetic import convert_synthetic
     from benchmarks.gitm_mr.writer import check_release_folder
-    from benchmarks.outputs import ForeignFilesError
 
     out = Path(args.out)
     try:  # before any work: a folder of other files (e.g. the release itself) is refused
         check_release_folder(out, overwrite=args.overwrite)
-    except ForeignFilesError as exc:
-        raise CommandError(str(exc)) from exc
+    except RcrnError:  # a folder of other files: as it is
+        raise
     except FileExistsError as exc:
         raise CommandError(f"{out / 'manifest.json'} exists; use --overwrite to write there "
                            "(it replaces the files that manifest lists)") from exc
@@ -177,11 +175,11 @@ def _generate(args: argparse.Namespace) -> int:
             manifest = generate_from_refreasoning(
                 args.refreasoning, out, config, parser=parsers.load(args.parser),
                 mlm=args.mlm, proposals=proposals)
-    except MLMUnavailable as exc:
-        raise CommandError(str(exc)) from exc
+    except RcrnError:
+        raise
     except FileExistsError as exc:  # the folder changed while the data was made
         raise CommandError(str(exc)) from exc
-    except (DataError, ValueError, KeyError) as exc:
+    except (ValueError, KeyError) as exc:
         raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps(manifest, default=str))
@@ -210,18 +208,12 @@ def _train_mlm(args: argparse.Namespace) -> int:
         path = find_file(Path(args.refreasoning), f"{args.split}_expressions.json")
         if path is None:
             raise CommandError(f"{args.refreasoning}: no {args.split}_expressions.json")
-        try:
-            texts = [r["expression"] for r in read_expressions(path, negative=False).values()]
-        except DataError as exc:
-            raise CommandError(str(exc)) from exc
+        texts = [r["expression"] for r in read_expressions(path, negative=False).values()]
     else:
         path = Path(args.text)
         if not path.is_file():
             raise CommandError(f"--text {path}: no such file")
-        try:
-            texts = [line.rstrip("\r\n") for _, line in text_lines(path)]
-        except DataError as exc:
-            raise CommandError(str(exc)) from exc
+        texts = [line.rstrip("\r\n") for _, line in text_lines(path)]
     config = MLMTrainConfig(steps=args.steps, batch_size=args.batch_size, hidden=args.hidden,
                             layers=args.layers, heads=args.heads, ff=2 * args.hidden,
                             min_count=args.min_count, lr=args.lr, seed=args.seed)
@@ -272,10 +264,7 @@ def _stats(args: argparse.Namespace) -> int:
         if not expression_path(root, split, False).is_file():
             continue
         found = True
-        try:
-            bench = GITMMRBenchmark(root, split)
-        except DataError as exc:
-            raise CommandError(str(exc)) from exc
+        bench = GITMMRBenchmark(root, split)
         pairs = sum(1 for it in bench.items if it["match"] == 0)
         ood = {n: sum(1 for it in bench.items if it["match"] == 1 and it["length"] > n)
                for n in (16, 11)}

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rcrn.errors import RcrnError
+
 __all__ = ["MLMUnavailable", "PseudoPerplexity", "close_perplexity", "MLMTrainConfig",
            "train_masked_lm"]
 
@@ -30,7 +32,7 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-class MLMUnavailable(RuntimeError):
+class MLMUnavailable(RcrnError, RuntimeError):
     """The masked language model cannot be used (missing package or model folder)."""
 
 

@@ -6,11 +6,10 @@ import argparse
 import time
 from pathlib import Path
 
-from benchmarks.base import DataError
 from benchmarks.synthetic.benchmark import load_manifest
-from benchmarks.synthetic.generator import ForeignFilesError, GeneratorConfig, generate_dataset
+from benchmarks.synthetic.generator import GeneratorConfig, generate_dataset
 from benchmarks.synthetic.splits import SPLITS
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError, RcrnError
 
 __all__ = ["register"]
 
@@ -81,8 +80,8 @@ def _generate(args: argparse.Namespace) -> int:
     try:
         manifest = generate_dataset(args.out, config, progress=not args.quiet,
                                     overwrite=args.overwrite)
-    except ForeignFilesError as exc:
-        raise CommandError(str(exc)) from exc
+    except RcrnError:  # e.g. a folder of other files: as it is
+        raise
     except FileExistsError as exc:
         raise CommandError(f"{exc} (use --overwrite)") from exc
     except ValueError as exc:
@@ -105,10 +104,7 @@ def _histogram(counts: dict[str, int]) -> str:
 
 def _stats(args: argparse.Namespace) -> int:
     root = Path(args.root)
-    try:
-        manifest = load_manifest(root)
-    except DataError as exc:
-        raise CommandError(str(exc)) from exc
+    manifest = load_manifest(root)
     th = manifest["thresholds"]
     print(f"{manifest['name']} v{manifest['generator_version']}  seed {manifest['seed']}  "
           f"image {manifest['image_size'][0]}x{manifest['image_size'][1]}  "

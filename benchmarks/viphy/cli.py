@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.base import DataError
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError
 
 __all__ = ["register", "build_scorer", "evaluate_split", "train_probe", "load_probe",
            "format_report", "SCORERS"]

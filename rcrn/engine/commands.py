@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError
 
 DEFAULT_CONFIG = "synthetic.yaml"
 #: Benchmarks trained and evaluated from local images and proposals (rcrn.engine.benchmark_runs).
@@ -34,19 +34,15 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                         progress: bool = True) -> Any:
     """The synthetic split of ``config['data']``, generated when absent, parsed and detected."""
     import parsers
-    from benchmarks.base import DataError
     from benchmarks.synthetic import GeneratorConfig, SyntheticBenchmark, ensure_dataset
     from detectors.components import ComponentsDetector
 
     data = config.get("data", {})
-    try:
-        root = ensure_dataset(data.get("root", "data/synthetic"),
-                              scenes=int(data.get("scenes", 500)),
-                              seed=int(data.get("seed", config.get("seed", 0))),
-                              per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
-                              progress=progress)
-    except DataError as exc:  # a folder of other files, another manifest: one line
-        raise CommandError(str(exc)) from exc
+    root = ensure_dataset(data.get("root", "data/synthetic"),
+                          scenes=int(data.get("scenes", 500)),
+                          seed=int(data.get("seed", config.get("seed", 0))),
+                          per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
+                          progress=progress)
     parser = parsers.load(data.get("parser", "rule"))
     detector = (ComponentsDetector() if data.get("detector", "components") == "components"
                 else None)
@@ -110,8 +106,6 @@ def _benchmark_table(metrics: dict[str, Any], title: str, out: Path) -> str:
 
 def _load_run(benchmark: str, data: dict[str, Any], root: Any, split: Any, proposals: Any,
               pixels: bool) -> Any:
-    from benchmarks import RegistryError
-    from benchmarks.base import DataError
     from rcrn.engine.benchmark_runs import load_run
 
     if not root:
@@ -119,12 +113,9 @@ def _load_run(benchmark: str, data: dict[str, Any], root: Any, split: Any, propo
     if not split:
         raise CommandError(f"{benchmark}: no split; set data.split / data.eval_split "
                            f"(or --split)")
-    try:
-        return load_run(benchmark, root, str(split), proposals, pixels=pixels,
-                        image_size=data.get("image_size"),
-                        concept_filter=data.get("concept_filter"))
-    except (DataError, RegistryError) as exc:
-        raise CommandError(str(exc)) from exc
+    return load_run(benchmark, root, str(split), proposals, pixels=pixels,
+                    image_size=data.get("image_size"),
+                    concept_filter=data.get("concept_filter"))
 
 
 def _predict_run(model: Any, vocab: Any, run: Any, batch_size: int,
@@ -317,7 +308,7 @@ def _train_viphy(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from rcrn.engine import distributed
-    from rcrn.engine.config import ConfigError, check_config, load_config
+    from rcrn.engine.config import check_config, load_config
     from rcrn.engine.trainer import resolve_device
 
     args.benchmark = benchmark_name(args.benchmark)
@@ -329,11 +320,8 @@ def _train(args: argparse.Namespace) -> int:
         args.overrides.insert(1 if args.benchmark else 0, f"data.root={args.root}")
     if args.train_split:
         args.overrides.insert(0, f"data.train_subset={args.train_split}")
-    try:
-        config = check_config(load_config(args.config or default_config_path(args.benchmark),
-                                          args.overrides))
-    except ConfigError as exc:
-        raise CommandError(str(exc)) from exc
+    config = check_config(load_config(args.config or default_config_path(args.benchmark),
+                                      args.overrides))
     train_cfg = config.get("train", {})
     # every rank looks at --out before any joins the process group (and rank 0 writes)
     check_run_folder(Path(args.out), args.resume, args.overwrite)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError
 
 __all__ = ["load_config", "apply_overrides", "check_config", "save_config", "merge", "read_yaml",
            "parse_yaml", "ConfigError"]

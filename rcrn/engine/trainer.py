@@ -19,8 +19,8 @@ from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
 
 from rcrn.batching import GroundingBatch, Vocab, collate
-from rcrn.cli import CommandError
 from rcrn.engine import distributed
+from rcrn.errors import CommandError
 from rcrn.losses import LossConfig, model_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rcrn.cli import CommandError
+from rcrn.errors import CommandError
 
 __all__ = ["register", "add_arguments", "main"]
 

@@ -33,6 +33,8 @@ from typing import Any
 
 import torch
 
+from rcrn.errors import RcrnError
+
 __all__ = ["HEAD_PREFIX", "ReleaseCheckpointError", "convert_state_dict", "convert_checkpoint",
            "release_key_shapes", "official_config"]
 
@@ -44,7 +46,7 @@ _LSTM = tuple(f"{w}_{k}_l0{r}" for r in ("", "_reverse") for w in ("weight", "bi
               for k in ("ih", "hh"))
 
 
-class ReleaseCheckpointError(ValueError):
+class ReleaseCheckpointError(RcrnError, ValueError):
     """A release checkpoint or vocabulary that cannot be converted; names the key or file."""
 
 

@@ -34,11 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rcrn.errors import RcrnError
+
 __all__ = ["WordPieces", "UniterSettings", "UniterEncoder", "UniterWeightsError",
            "uniter_name_map", "load_uniter_weights", "box_positions"]
 
 
-class UniterWeightsError(ValueError):
+class UniterWeightsError(RcrnError, ValueError):
     """UNITER weights or a tokenizer folder that cannot be used; names the key or file."""
 
 

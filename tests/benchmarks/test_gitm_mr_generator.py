@@ -25,7 +25,7 @@ from benchmarks.gitm_mr.cli import register
 from benchmarks.gitm_mr.generator import MLM_SKIPPED, find_sites, substitute
 from benchmarks.gitm_mr.substitutions import RELATION_VOCABULARY, count_phrases
 from parsers import load as load_parser
-from rcrn.cli import CommandError
+from rcrn.errors import RcrnError
 from rcrn.structures import Proposals
 
 TRAIN = {
@@ -228,30 +228,30 @@ def test_trained_masked_lm_drives_the_pseudo_perplexity_filter(
 
 
 def test_train_mlm_errors_name_the_input(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match="no such file"):
+    with pytest.raises(RcrnError, match="no such file"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(tmp_path / "nope.txt"), "--out",
                  str(tmp_path / "m")])
-    with pytest.raises(CommandError, match="no val_expressions.json"):
+    with pytest.raises(RcrnError, match="no val_expressions.json"):
         run_cli(["gitm-mr", "train-mlm", "--refreasoning", str(templated(tmp_path / "rr")),
                  "--split", "val", "--out", str(tmp_path / "m")])
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n")
     pytest.importorskip("transformers")
-    with pytest.raises(CommandError, match="empty.txt: no text"):
+    with pytest.raises(RcrnError, match="empty.txt: no text"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(empty), "--out", str(tmp_path / "m")])
     # the model folder: never a file, never someone else's folder, a previous model only
     # with --overwrite; nothing there is touched when refused
     text = tmp_path / "corpus.txt"
     text.write_text("a cup on a table\n")
-    with pytest.raises(CommandError, match="is a file"):
+    with pytest.raises(RcrnError, match="is a file"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(empty)])
     bert = tmp_path / "bert"
     bert.mkdir()
     (bert / "vocab.txt").write_text("[PAD]\n")
-    with pytest.raises(CommandError, match="did not write"):
+    with pytest.raises(RcrnError, match="did not write"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(bert)])
     (bert / "training.json").write_text("{}")
-    with pytest.raises(CommandError, match="--overwrite"):
+    with pytest.raises(RcrnError, match="--overwrite"):
         run_cli(["gitm-mr", "train-mlm", "--text", str(text), "--out", str(bert)])
     assert (bert / "vocab.txt").read_text() == "[PAD]\n"
 
@@ -265,7 +265,7 @@ def test_missing_mlm_gives_a_clear_message(tmp_path: Path) -> None:
         with pytest.raises(MLMUnavailable, match="needs the 'transformers' package"):
             PseudoPerplexity(tmp_path)
         root = write_refreasoning(tmp_path / "rr")
-        with pytest.raises(CommandError, match="transformers.*leave --mlm out"):
+        with pytest.raises(RcrnError, match="transformers.*leave --mlm out"):
             run_cli(["gitm-mr", "generate", "--refreasoning", str(root), "--out",
                      str(tmp_path / "out"), "--mlm", str(tmp_path)])
     else:
@@ -280,7 +280,7 @@ def test_generator_cli_and_proposals(tmp_path: Path, capsys: pytest.CaptureFixtu
                     "--splits", "val"]) == 0
     printed = capsys.readouterr().out
     assert "relation distance (TV)" in printed and "skipped" in printed
-    with pytest.raises(CommandError, match="exists; use --overwrite"):
+    with pytest.raises(RcrnError, match="exists; use --overwrite"):
         run_cli(["gitm-mr", "generate", "--refreasoning", str(root), "--out", str(out)])
     props = {"20": Proposals(boxes=[[0, 0, 5, 5], [1, 1, 3, 3]], image_size=(50, 40),
                              features=np.ones((2, 4), dtype=np.float32), image_id="20")}
@@ -348,6 +348,6 @@ def test_from_synthetic_round_trip(tmp_path: Path) -> None:
             checked += 1
     assert checked == sum(manifest["counts"][s]["positives"] + manifest["counts"][s]["negatives"]
                           for s in ("train", "val", "test"))
-    with pytest.raises(CommandError, match="no manifest"):
+    with pytest.raises(RcrnError, match="no manifest"):
         run_cli(["gitm-mr", "generate", "--from-synthetic", str(tmp_path / "none"), "--out",
                  str(tmp_path / "x")])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from parsers import cli
-from rcrn.cli import CommandError
+from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
 
 SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples"
@@ -23,7 +23,7 @@ def run(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     try:
         return args.func(args)
-    except CommandError as exc:
+    except RcrnError as exc:
         print(f"rcrn {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
