@@ -207,7 +207,10 @@ def test_gradcheck(name):
 def test_reprs_name_their_settings():
     assert "k=7" in repr(Select(7))
     assert "gate=lang" in repr(GateProd(2, 2, mode="lang"))
-    assert "fused_pairs=True" in repr(RelationSim(2, 2, 2, 2, 2, 2))
+    # the fused or plain pair form is the caller's choice per call, not a setting
+    text = repr(RelationSim(2, 3, 4, 5, 6, 7, align=0.5, diff=True))
+    assert text.startswith("RelationSim(text=2, vis=3, spatial=4, pair=5, hidden=6, joint=7")
+    assert "align=0.5, diff=True" in text and "fused" not in text
 
 
 def _start_scores(seed: int, align: float) -> torch.Tensor:

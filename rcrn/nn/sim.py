@@ -222,7 +222,7 @@ class RelationSim(nn.Module):
     def __repr__(self) -> str:
         t, v, s, p, h, j = self.dims
         return (f"RelationSim(text={t}, vis={v}, spatial={s}, pair={p}, hidden={h}, joint={j}, "
-                f"align={self.align:g}, diff={self.diff}, gaps={self.gaps}, fused_pairs=True)")
+                f"align={self.align:g}, diff={self.diff}, gaps={self.gaps})")
 
 
 # ----------------------------------------------------------------------------------------
@@ -449,4 +449,4 @@ class RelationSimBN(nn.Module):
 
     def __repr__(self) -> str:
         t, v, s, j = self.dims
-        return f"RelationSimBN(text={t}, vis={v}, spatial={s}, joint={j}, fused_pairs=True)"
+        return f"RelationSimBN(text={t}, vis={v}, spatial={s}, joint={j})"
