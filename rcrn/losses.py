@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -12,7 +11,7 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.rcrn import ModelOutput
 
-__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items", "belief_loss", "model_loss"]
+__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items", "belief_loss"]
 
 
 @dataclass
@@ -75,20 +74,14 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
             "belief": positive}
 
 
-def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None,
-              grounding_scale: float = 1.0, grounding_norm: str = "none"
+def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
               ) -> dict[str, torch.Tensor]:
     """Loss terms for one batch.
 
-    * ``grd``: cross-entropy of ``softmax(scale * b^bp_root)`` against the proposal of
-      maximum IoU with the referent, on matched pairs only (Eq. 9); with
-      ``grounding_norm="max"`` the root belief is first divided by its largest value
-      (products of messages can shrink every belief towards 0, which flattens the
-      softmax and its gradient; the argmax is unchanged).  A model that learns its
-      scale gives it as ``out.ground_scale``, which replaces ``grounding_scale``.
-      Models that give
-      ``out.ground_logits`` (no beliefs, e.g. the cross-encoder) have those used as
-      the logits instead.
+    * ``grd``: cross-entropy of ``softmax(out.ground_logits)`` over the image's
+      proposals against the proposal of maximum IoU with the referent, on matched
+      pairs only (Eq. 9; RCRN's logits are its scaled root belief, see
+      ``RCRN.grounding_logits``).
     * ``match``: binary cross-entropy of P(match) (Eq. 10), on ``out.match_logit``
       where the model gives it (the release), else on the probability clamped to
       ``[1e-6, 1 - 1e-6]``.
@@ -126,15 +119,6 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     if out.ground_logits is not None and positive.any():
         logits = out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))
         terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
-    elif out.ground_belief is not None and positive.any():
-        belief = out.ground_belief
-        if grounding_norm == "max":
-            belief = belief / belief.amax(dim=-1, keepdim=True).clamp(min=1e-12)
-        elif grounding_norm != "none":
-            raise ValueError(f"grounding_norm must be 'none' or 'max', got {grounding_norm!r}")
-        scale = out.ground_scale if out.ground_scale is not None else grounding_scale
-        logits = (scale * belief).masked_fill(~batch.box_mask, float("-inf"))
-        terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
     known = items["match"]
     if out.match_logit is not None and known.any():
         terms["match"] = F.binary_cross_entropy_with_logits(out.match_logit[known],
@@ -169,17 +153,6 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     weights = cfg.weights()
     total = sum(weights[k] * terms[k] for k in TERMS)
     return {"loss": total, **terms}
-
-
-def model_loss(model: torch.nn.Module, cfg: LossConfig
-               ) -> Callable[[ModelOutput, GroundingBatch], dict[str, torch.Tensor]]:
-    """``(out, batch) -> rcrn_loss(...)`` with the grounding settings of ``model.config``
-    (a learned scale arrives with the output)."""
-    scale = getattr(model.config, "grounding_scale", 1.0)
-    scale = 1.0 if scale == "learned" else float(scale)
-    norm = getattr(model.config, "grounding_norm", "none")
-    return lambda out, batch: rcrn_loss(out, batch, cfg, grounding_scale=scale,
-                                        grounding_norm=norm)
 
 
 def belief_loss(belief: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -195,7 +195,7 @@ def test_global_batch_loss_gives_the_global_mean_and_gradient(monkeypatch, float
     def run(items):
         batch = collate(items, vocab)
         out = model(batch)
-        return out, batch, rcrn_loss(out, batch, cfg, grounding_scale=5.0)
+        return out, batch, rcrn_loss(out, batch, cfg)
 
     def grads(loss):  # a slice may leave parameters out of its loss (no regressed item)
         found = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)

@@ -186,7 +186,7 @@ def small_official(**kw):
 
 @pytest.mark.parametrize("phrase_grad", [False, True])
 def test_official_preset_trains_and_its_gates_see_no_phrase_gradient(phrase_grad):
-    from rcrn.losses import LossConfig, model_loss
+    from rcrn.losses import LossConfig, rcrn_loss
 
     rng = np.random.default_rng(0)
     probs = [random_problem(rng, int(rng.integers(2, 5)), int(rng.integers(3, 9)), 7)
@@ -205,7 +205,7 @@ def test_official_preset_trains_and_its_gates_see_no_phrase_gradient(phrase_grad
                                   allow_unused=True, retain_graph=True)
     reached = grad is not None and bool(torch.count_nonzero(grad))
     assert reached == phrase_grad
-    loss = model_loss(model, LossConfig(reg="release"))(out, batch)
+    loss = rcrn_loss(out, batch, LossConfig(reg="release"))
     loss["loss"].backward()
     assert model.ground_scale.grad is not None and model.ground_scale.grad != 0
 

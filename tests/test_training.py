@@ -266,3 +266,32 @@ def test_match_warmup_trains_grounding_alone_first(tmp_path):
         assert r["match"] > 0
         assert r["loss"] == pytest.approx(r["grd"] + mu * r["match"] + r["reg"], rel=1e-5)
     assert trainer.loss_cfg.mu == 3.0
+
+
+@pytest.mark.parametrize("scale, norm", [(5.0, "none"), (10.0, "max"), ("learned", "none")])
+def test_the_loss_reads_the_models_grounding_logits(scale, norm):
+    """The model's readout makes the grounding logits (scale times the root belief,
+    divided by its largest first with ``grounding_norm: max``); the loss reads only
+    them, so RCRN and the cross-encoder share one path."""
+    import torch.nn.functional as F
+
+    from rcrn.batching import collate
+    from rcrn.engine.trainer import build_model
+    from rcrn.losses import LossConfig, rcrn_loss
+
+    torch.manual_seed(0)
+    problems = learnable_problems(10, seed=3)
+    vocab = Vocab.build(problems)
+    model_cfg = dict(CONFIG["model"], grounding_scale=scale, grounding_norm=norm)
+    model = build_model({"model": model_cfg}, vocab)
+    batch = collate(problems, vocab)
+    out = model(batch)
+    belief = out.ground_belief
+    if norm == "max":
+        belief = belief / belief.amax(-1, keepdim=True)
+    factor = model.ground_scale if scale == "learned" else scale
+    torch.testing.assert_close(out.ground_logits, factor * belief)
+    positive = batch.match == 1
+    want = F.cross_entropy(out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))[
+        positive], batch.target_index[positive])
+    torch.testing.assert_close(rcrn_loss(out, batch, LossConfig())["grd"], want)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rcrn.batching import Vocab, collate
-from rcrn.losses import LossConfig, model_loss
+from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.models.rcrn import RCRNConfig
 from rcrn.models.uniter import (
     UniterEncoder,
@@ -246,7 +246,7 @@ def test_rcrn_with_uniter_trains_and_its_checkpoint_needs_no_tokenizer(tmp_path,
     assert model.words is None and model.uniter.pieces is not None
     batch = collate(probs, vocab)
     out = model(batch)
-    model_loss(model, LossConfig(reg="release"))(out, batch)["loss"].backward()
+    rcrn_loss(out, batch, LossConfig(reg="release"))["loss"].backward()
     # the gradient reaches UNITER's word pieces and its image embedder
     assert model.uniter.word_embed.weight.grad.abs().sum() > 0
     assert model.uniter.region_proj.weight.grad.abs().sum() > 0

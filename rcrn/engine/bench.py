@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 import torch
 
 from rcrn.batching import Vocab, collate
-from rcrn.losses import model_loss, rcrn_loss
+from rcrn.losses import rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.testing import random_problem, reference_forward
 
@@ -272,7 +273,7 @@ class _TrainStep:
             raise ValueError(f"amp must be one of {sorted(AMP_DTYPES)}, got {amp!r}")
         self.model, self.batch = model, batch
         loss_cfg = LossConfig()
-        self.step = TrainStep(model, model_loss(model, loss_cfg), loss_cfg, AMP_DTYPES[amp])
+        self.step = TrainStep(model, partial(rcrn_loss, cfg=loss_cfg), loss_cfg, AMP_DTYPES[amp])
         self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
         self.clip = clip
         self.notes: list[str] = []

@@ -10,6 +10,7 @@ import random
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, S
 from rcrn.batching import GroundingBatch, Vocab, collate
 from rcrn.engine import distributed
 from rcrn.errors import CommandError
-from rcrn.losses import LossConfig, model_loss
+from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
@@ -934,7 +935,8 @@ class Trainer:
         warmup = int(cfg.get("match_warmup", 0))
         mu = self.loss_cfg.mu
         self.model.train()
-        train_step = distributed.training_step(self.model, model_loss(self.model, self.loss_cfg),
+        train_step = distributed.training_step(self.model,
+                                               partial(rcrn_loss, cfg=self.loss_cfg),
                                                self.loss_cfg, self.dist, cfg)
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}

@@ -286,13 +286,13 @@ class ModelOutput:
         edge_scores: ``[E]`` Compare scores (lower = more suspect).
         mismatch_index: ``[B]`` blamed relation index in each graph (-1 if none).
         values: every evaluated sub-expression, keyed by its text.
-        ground_logits: ``[B, N]`` grounding scores used as they are by the loss
-            (models without beliefs, e.g. the cross-encoder; padded slots -inf).
+        ground_logits: ``[B, N]`` the grounding softmax's logits, what the loss reads
+            (RCRN: the root belief times ``grounding_scale``, divided by its largest
+            value first with ``grounding_norm: max``; padded slots are masked there).
         match_nodes: ``[T, V]`` the node confidences (probabilities) a
             ``(match (and P_1 .. P_T))`` readout takes its minimum over (``None`` for
             other readouts).
         match_logit: ``[B]`` the logit of P(match) when confidences are logits.
-        ground_scale: the grounding softmax's scale when the model learns it.
     """
 
     match_prob: torch.Tensor | None
@@ -306,7 +306,6 @@ class ModelOutput:
     ground_logits: torch.Tensor | None = None
     match_nodes: torch.Tensor | None = None
     match_logit: torch.Tensor | None = None
-    ground_scale: torch.Tensor | None = None
 
 
 class _Encoded:
@@ -610,6 +609,7 @@ class RCRN(nn.Module):
             belief = self._eval(parts["ground"], enc, cache)
             root = belief.values[batch.root]                            # [B, N]
             out.ground_belief = root
+            out.ground_logits = self.grounding_logits(root)
             out.ground_index = self.locate(-root, batch.box_mask)
             out.box, out.deltas = self._regress(enc, out.ground_index)
         if "match" in parts:
@@ -621,7 +621,6 @@ class RCRN(nn.Module):
                 out.match_logit, out.match_prob = value, torch.sigmoid(value)
                 if out.match_nodes is not None:
                     out.match_nodes = torch.sigmoid(out.match_nodes)
-        out.ground_scale = self.ground_scale
         if "mismatch" in parts:
             d = self._eval(parts["mismatch"], enc, cache)
             out.edge_scores = d
@@ -634,6 +633,17 @@ class RCRN(nn.Module):
         out.values = {P.to_text(k): v for k, v in cache.items()}
         self._emit("output", out)
         return out
+
+    def grounding_logits(self, belief: torch.Tensor) -> torch.Tensor:
+        """The logits of the grounding softmax over a root belief ``[B, N]``:
+        ``scale * belief`` (``grounding_scale``: a number or the learned scale), with
+        ``grounding_norm: max`` the belief divided by its largest value first (products
+        of messages can shrink every belief towards 0; the argmax is unchanged)."""
+        if self.config.grounding_norm == "max":
+            belief = belief / belief.amax(dim=-1, keepdim=True).clamp(min=1e-12)
+        scale = (self.ground_scale if self.ground_scale is not None
+                 else float(self.config.grounding_scale))
+        return scale * belief
 
     def _regress(self, enc: _Encoded, index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
