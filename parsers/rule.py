@@ -762,9 +762,10 @@ class RuleParser(BaseParser):
                     subj = last_rel[0]  # participle after a prepositional object
                 elif prev == NP and last_rel is not None and last_rel[1] == last_np \
                         and last_rel[3] - last_rel[2] == 1 \
-                        and tokens[last_rel[2]].lower() == "of" \
-                        and self._holds_contents(builder.entities[last_rel[0]].head):
-                    subj = last_rel[0]  # "a mug of tea on the desk": the mug is on the desk
+                        and tokens[last_rel[2]].lower() == "of":
+                    # "a mug of tea on the desk", "a ball of yarn on a table": the head
+                    # (the mug, the ball) carries the relation, as it is the root
+                    subj = last_rel[0]
                 elif prev == NP and last_rel is not None and last_rel[1] == last_np \
                         and self._describes_subject(tokens[c.start].lower(), c.verb,
                                                     worn[0] == last_np, last_rel[4]):

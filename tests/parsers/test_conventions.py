@@ -87,6 +87,22 @@ def test_contents_of_containers_and_plates(rule):
     assert triples(rule.parse("a bowl of soup")) == {("bowl", "has", "soup")}
 
 
+@pytest.mark.parametrize("text, relation", [
+    ("A ball of yarn on a table", ("ball", "on", "table")),
+    ("the handle of the cup next to the plate", ("handle", "next to", "plate")),
+    ("a bottle of orange juice under a chair", ("bottle", "under", "chair")),
+    ("the leg of the table to the left of the dog", ("leg", "to the left of", "dog")),
+    ("a cup of coffee in front of the laptop", ("cup", "in front of", "laptop")),
+])
+def test_the_head_before_of_carries_the_sentences_relation(rule, text, relation):
+    """Part and container phrases ("X of Y") keep X, the root, as the subject of the
+    relation that follows; Y hangs on X by the part or container relation."""
+    graph = rule.parse(text)
+    assert relation in triples(graph)
+    assert graph.entities[graph.root].head.split()[-1] == relation[0]
+    assert not any(t[0] == relation[0] and t[1] == "has" for t in triples(graph))
+
+
 def test_quantities_and_pictures_name_the_noun_after_of(rule):
     g = rule.parse("two tall stacks of books near a lamp")
     assert triples(g) == {("books", "near", "lamp")}
