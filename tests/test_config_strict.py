@@ -293,7 +293,7 @@ _VALUES = st.one_of(
                                                                 st.integers(), max_size=2))
 
 
-@settings(deadline=None, max_examples=300, derandomize=True,
+@settings(deadline=None, max_examples=150, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(st.sampled_from(_KEYS), _VALUES), min_size=1, max_size=4))
 def test_fuzz_settings_pass_unchanged_or_fail_in_one_line_naming_the_key(items):
