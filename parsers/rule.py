@@ -648,6 +648,10 @@ class RuleParser(BaseParser):
         fronted: list[int] | None = None   # [object, start, end] of a sentence-initial relation
         fronted_resolved = False
         conj_np, conj_span = -1, (0, 0)
+        # coordinated subjects ("a dog and a cat on a couch"): the later conjunct -> the
+        # earlier ones, which share its relations; an "and" relation only if none follows
+        partners: dict[int, list[int]] = {}
+        shared: set[int] = set()
         has_it = -1             # subject of "X has Y on it", which "it" stands for
         worn = [-1]             # object of the last relation if it is worn clothing
         prev = -1
@@ -702,6 +706,9 @@ class RuleParser(BaseParser):
                     elif pending[3]:
                         builder.add_relation(subj, e, ps, pe)
                     else:
+                        for other in partners.get(subj, ()):
+                            relate(other, e, ps, pe)
+                            shared.add(other)
                         relate(subj, e, ps, pe)
                     if subj >= 0:
                         last_rel = [subj, e, ps, pe, pending[4]]
@@ -715,6 +722,8 @@ class RuleParser(BaseParser):
                         ctx_subj = -1
                     elif last_rel is not None and last_rel[1] == conj_np:
                         relate(last_rel[0], e, last_rel[2], last_rel[3])
+                    elif last_rel is None and nk == REL:
+                        partners[e] = [*partners.pop(conj_np, ()), conj_np]
                     else:
                         builder.add_relation(conj_np, e, *conj_span)
                 elif prev == PRON and antecedent >= 0:
@@ -831,6 +840,10 @@ class RuleParser(BaseParser):
             elif kind == THERE:
                 clause_subj = -1
                 prev = THERE
+        for later, earlier in partners.items():  # no relation followed: linked by "and"
+            for other in earlier:
+                if other not in shared:
+                    builder.add_relation(other, later, *conj_span)
         if pending is not None and not pending[3]:
             warn(f"relation {' '.join(tokens[pending[1]:pending[2]])!r} (tokens {pending[1]}-"
                  f"{pending[2]}) has no object; dropped")

@@ -103,6 +103,26 @@ def test_the_head_before_of_carries_the_sentences_relation(rule, text, relation)
     assert not any(t[0] == relation[0] and t[1] == "has" for t in triples(graph))
 
 
+@pytest.mark.parametrize("text, relations", [
+    ("A dog and a cat on a couch", [("dog", "on", "couch"), ("cat", "on", "couch")]),
+    ("A dog and cat lying on a couch", [("dog", "lying on", "couch"),
+                                        ("cat", "lying on", "couch")]),
+    ("the cup and the plate to the left of the bowl",
+     [("cup", "to the left of", "bowl"), ("plate", "to the left of", "bowl")]),
+])
+def test_coordinated_subjects_share_their_relation(rule, text, relations):
+    """No "and" relation between coordinated subjects: each carries the relation; the
+    graph stays a tree rooted at the first."""
+    graph = rule.parse(text)
+    got = triples(graph)
+    assert all(r in got for r in relations) and not any(t[1] == "and" for t in got)
+    assert graph.entities[graph.root].head.lower() == relations[0][0]
+
+
+def test_coordinated_entities_without_a_relation_stay_linked(rule):
+    assert triples(rule.parse("a dog and a cat")) == {("dog", "and", "cat")}
+
+
 def test_quantities_and_pictures_name_the_noun_after_of(rule):
     g = rule.parse("two tall stacks of books near a lamp")
     assert triples(g) == {("books", "near", "lamp")}
