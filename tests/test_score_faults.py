@@ -185,16 +185,23 @@ def test_perfect_predictions_score_perfectly(data: dict,
 
 
 # ------------------------------------------------------------------ predictions.jsonl faults
+def _refused_with_raw_field(data: dict, name: str, index: int, field: str, raw: str,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Record ``index`` with ``field`` written as the raw JSON text ``raw``: `rcrn score`
+    refuses it in one line naming the file, the line and the field."""
+    lines = _lines(data[name]["records"])
+    rec = dict(data[name]["records"][index])
+    rec[field] = "@"
+    lines[index] = json.dumps(rec).replace('"@"', raw)
+    rc, _, err, path = _score(data, name, lines, capsys)
+    _one_line_error(rc, err, f"{path} line {index + 1}", repr(field))
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("label,value", BAD_PROBS, ids=[b[0] for b in BAD_PROBS])
 def test_bad_match_prob_names_file_and_line(data: dict, name: str, label: str, value: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    lines = _lines(data[name]["records"])
-    rec = dict(data[name]["records"][1])
-    rec["match_prob"] = "@"
-    lines[1] = json.dumps(rec).replace('"@"', value)
-    rc, _, err, path = _score(data, name, lines, capsys)
-    _one_line_error(rc, err, f"{path} line 2", "'match_prob'")
+    _refused_with_raw_field(data, name, 1, "match_prob", value, capsys)
 
 
 @pytest.mark.parametrize("name", ["vsr", "synthetic", "gitm_mr"])
@@ -202,12 +209,7 @@ def test_bad_match_prob_names_file_and_line(data: dict, name: str, label: str, v
                                  "[5, 5, 1, 1]", '"0 0 1 1"', "[true, 0, 1, 1]"])
 def test_malformed_box_names_file_and_line(data: dict, name: str, box: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    lines = _lines(data[name]["records"])
-    rec = dict(data[name]["records"][0])
-    rec["box"] = "@"
-    lines[0] = json.dumps(rec).replace('"@"', box)
-    rc, _, err, path = _score(data, name, lines, capsys)
-    _one_line_error(rc, err, f"{path} line 1", "'box'")
+    _refused_with_raw_field(data, name, 0, "box", box, capsys)
 
 
 def _negative_line(records: list[dict]) -> int:
@@ -597,17 +599,22 @@ def test_fuzz_prediction_records(tmp_path: Path, records: list[dict]) -> None:
         assert preds.lines[pred.id] == records.index(rec) + 1
 
 
+def _read_or_refused(path: Path, raw: bytes, read: Any) -> Any:
+    """``read(path)`` of a file of ``raw`` bytes, or None when it is refused in one line
+    that starts with the file's name."""
+    path.write_bytes(raw)
+    try:
+        return read(path)
+    except DataError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+        return None
+
+
 @FUZZ
 @given(st.binary(max_size=300))
 def test_fuzz_prediction_file_bytes(tmp_path: Path, raw: bytes) -> None:
-    path = tmp_path / "predictions.jsonl"
-    path.write_bytes(raw)
-    try:
-        preds = benchmarks.read_predictions(path)
-    except DataError as exc:
-        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
-        return
-    assert all(isinstance(p, Prediction) and 0 <= p.match_prob <= 1 for p in preds)
+    preds = _read_or_refused(tmp_path / "predictions.jsonl", raw, benchmarks.read_predictions)
+    assert preds is None or all(isinstance(p, Prediction) and 0 <= p.match_prob <= 1 for p in preds)
 
 
 @FUZZ
@@ -693,14 +700,8 @@ def test_fuzz_whatsup_records_and_scores(tmp_path: Path, records: list[Any], val
 @FUZZ
 @given(st.binary(max_size=120))
 def test_fuzz_whatsup_score_file(tmp_path: Path, raw: bytes) -> None:
-    path = tmp_path / "scores.txt"
-    path.write_bytes(raw)
-    try:
-        matrix = whatsup.read_scores(path)
-    except DataError as exc:
-        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
-        return
-    assert matrix.ndim == 2 and np.isfinite(matrix).all()
+    matrix = _read_or_refused(tmp_path / "scores.txt", raw, whatsup.read_scores)
+    assert matrix is None or matrix.ndim == 2 and np.isfinite(matrix).all()
 
 
 _CELL = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10**6),

@@ -930,13 +930,18 @@ def coco_like(draw: Any) -> Any:
     return draw(st.one_of(st.just(data), _JSON)) if draw(st.booleans()) else data
 
 
+def _load_json_source(kind: str, name: str, data: Any) -> None:
+    """``detectors.load(kind, FILE)`` of ``data`` written as JSON: a result or a clean error."""
+    with _tmp() as tmp:
+        path = Path(tmp) / name
+        path.write_text(json.dumps(data))
+        outcome(lambda: detectors.load(kind, path))
+
+
 @FUZZ
 @given(data=coco_like())
 def test_fuzz_coco(data: Any) -> None:
-    with _tmp() as tmp:
-        path = Path(tmp) / "instances.json"
-        path.write_text(json.dumps(data))
-        outcome(lambda: detectors.load("coco", path))
+    _load_json_source("coco", "instances.json", data)
 
 
 @FUZZ
@@ -947,10 +952,7 @@ def test_fuzz_coco(data: Any) -> None:
                                                    "h": st.just(2)}), max_size=2)}),
     max_size=2)))
 def test_fuzz_gqa(data: Any) -> None:
-    with _tmp() as tmp:
-        path = Path(tmp) / "sg.json"
-        path.write_text(json.dumps(data))
-        outcome(lambda: detectors.load("gqa", path))
+    _load_json_source("gqa", "sg.json", data)
 
 
 @FUZZ
