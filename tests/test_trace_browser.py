@@ -8,6 +8,8 @@ stage without a browser driver.
 from __future__ import annotations
 
 import io
+import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -36,6 +38,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
+        if os.environ.get("RCRN_REQUIRE_CHROMIUM"):
+            pytest.fail("chromium not found, and RCRN_REQUIRE_CHROMIUM is set")
         pytest.skip("chromium not found: apt-get install chromium")
     return found
 
@@ -135,3 +139,59 @@ def test_the_address_chooses_item_and_stage(traces: list[Trace], tmp_path: Path)
     assert f'<p id="text">{t.graph["text"]}</p>' in dom
     last = t.stages()[-1].label
     assert f'<span id="stagename">{n}/{n}: {last} \u2014 {t.node_names()[t.root]}' in dom
+
+
+def _rects(dom: str, pattern: str) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """``(captured, (x0, y0, x1, y1))`` of every SVG rectangle the pattern finds."""
+    out = []
+    for m in re.finditer(pattern, dom):
+        x, y, w, h = (float(m.group(k)) for k in ("x", "y", "w", "h"))
+        out.append((m.group("key"), (x, y, x + w, y + h)))
+    return out
+
+
+def _gap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The distance between two rectangles (0 where they touch or overlap)."""
+    dx = max(0.0, max(a[0], b[0]) - min(a[2], b[2]))
+    dy = max(0.0, max(a[1], b[1]) - min(a[3], b[3]))
+    return (dx * dx + dy * dy) ** 0.5
+
+
+def _shared(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+            * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
+
+
+NUM = r'"(?P<{}>-?[0-9.e+-]+)"'
+BOX = (r'<rect class="box" data-proposal="(?P<key>\d+)" x={} y={} width={} height={}'
+       .format(*(NUM.format(k) for k in "xywh")))
+LABEL = (r'<g class="boxlabel" data-proposal="\d+"><rect x={} y={} width={} height={}[^>]*>'
+         r'</rect><text[^>]*>(?P<key>[^<]*)</text>'.format(*(NUM.format(k) for k in "xywh")))
+
+
+def test_the_grounded_box_is_labelled_with_the_title_index(
+        traces: list[Trace], tmp_path: Path) -> None:
+    binary = _chromium()
+    t = traces[0]
+    stages = t.stages()
+    ground = max(j for j, s in enumerate(stages) if "ground" in s.branches)
+    assert stages[ground].top(t.root, 1)[0][0] == t.ground_index
+    url = render_html(t, tmp_path / "page.html").resolve().as_uri()
+    dom = _dump_dom(binary, url + f"#stage={ground + 1}")
+    title = re.search(r'<p id="summary">[^<]*grounded to proposal (\d+)', dom)
+    assert title is not None, dom[:2000]
+    boxes = dict(_rects(dom, BOX))
+    labels = _rects(dom, LABEL)
+    assert len(labels) == len(boxes) == len(stages[ground].top(t.root, 5))
+    # the box drawn where the grounded proposal lies carries the label nearest to it, and
+    # that label reads the title's index
+    grounded = tuple(float(c) for c in t.boxes[t.ground_index])
+    drawn = [k for k, b in boxes.items() if np.allclose(b, grounded)]
+    assert drawn == [title.group(1)]
+    nearest = min(labels, key=lambda kv: _gap(kv[1], grounded))
+    assert nearest[0].split(":")[0] == title.group(1)
+    # every label lies outside its box and clear of the other labels
+    for i, (text, rect) in enumerate(labels):
+        assert _shared(rect, boxes[text.split(":")[0]]) == 0, text
+        for _, other in labels[i + 1:]:
+            assert _shared(rect, other) == 0, (text, labels)

@@ -186,3 +186,32 @@ def test_write_trace_writes_json_png_html_per_item(traced: tuple[list[Trace], Pa
                      "a_b_1.png", "traces.html"]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert Trace.load(tmp_path / "out" / "a_b_1.json").id == "a b/1"
+
+
+def test_box_labels_name_the_proposal_and_sit_outside_their_box_and_each_other() -> None:
+    from rcrn.trace.layout import box_labels
+
+    def shared(a: list[float], b: list[float]) -> float:
+        return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+                * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        # five boxes of a 640 x 480 picture, away from its edges so there is room around them
+        xy = rng.uniform([40, 40], [560, 400], size=(5, 2))
+        wh = rng.uniform(10, 70, size=(5, 2))
+        boxes = np.concatenate([xy, xy + wh], axis=1).tolist()
+        pairs = [(int(p), float(v)) for p, v in zip(rng.permutation(5), rng.uniform(0, 1, 5))]
+        labels = box_labels(boxes, pairs, (0, 0, 640, 480), font=12)
+        assert [q["proposal"] for q in labels] == [p for p, _ in pairs]
+        rects = [[q["x"], q["y"], q["x"] + q["w"], q["y"] + q["h"]] for q in labels]
+        for (p, v), q, r in zip(pairs, labels, rects):
+            assert q["text"] == f"{p}:{v:.2f}"
+            assert 0 <= r[0] and r[2] <= 640 and 0 <= r[1] and r[3] <= 480
+            assert shared(r, boxes[p]) == 0, (q, boxes[p])
+        for i in range(5):
+            for j in range(i + 1, 5):
+                assert shared(rects[i], rects[j]) == 0, (labels[i], labels[j])
+    # a box against the picture's top edge gets its label below it, not over it
+    edge = box_labels([[10, 0, 60, 30]], [(0, 0.5)], (0, 0, 640, 480), font=12)[0]
+    assert edge["y"] >= 30

@@ -8,7 +8,13 @@ import numpy as np
 
 from rcrn.trace.data import Trace
 
-__all__ = ["graph_layout", "load_image", "belief_colour", "node_order"]
+__all__ = ["graph_layout", "load_image", "belief_colour", "node_order", "box_labels",
+           "LABEL_CHAR", "LABEL_LINE"]
+
+# a label is one line of monospace text: each character LABEL_CHAR font sizes wide, the line
+# LABEL_LINE font sizes high (padding included)
+LABEL_CHAR = 0.62
+LABEL_LINE = 1.3
 
 
 def graph_layout(trace: Trace) -> tuple[dict[int, tuple[float, float]],
@@ -113,3 +119,55 @@ def belief_colour(value: float) -> tuple[float, float, float]:
     t = v - i
     r, g, b = (1 - t) * stops[i] + t * stops[i + 1]
     return float(r), float(g), float(b)
+
+
+def box_labels(boxes: list[list[float]], pairs: list[tuple[int, float]],
+               bounds: tuple[float, float, float, float], font: float) -> list[dict]:
+    """Where to write the label of each drawn box: outside it and clear of the other labels.
+
+    A box's label is its proposal index and belief, ``"5:0.83"``, the ``proposal:belief``
+    form of the trace's tables, so the picture, the title and the tables name a box by the
+    same number. Labels are placed best box first, each at the first of eight spots around
+    its box (above, below, then beside it) that overlaps no label placed before it, nor
+    its own box, nor, where it can, the other drawn boxes.
+
+    Args:
+        boxes: every proposal's ``[x0, y0, x1, y1]``, y downwards.
+        pairs: the drawn ``(proposal, belief)`` pairs, best first.
+        bounds: ``(x0, y0, x1, y1)`` that every label stays inside (the picture).
+        font: the font size, in the units of ``boxes``.
+
+    Returns:
+        One ``{"proposal", "text", "x", "y", "w", "h"}`` per pair: the label's text and
+        its rectangle (top-left corner and size).
+    """
+    bx0, by0, bx1, by1 = bounds
+    gap = 0.2 * font
+    drawn = [boxes[p] for p, _ in pairs]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for (p, v), box in zip(pairs, drawn):
+        text = f"{p}:{v:.2f}"
+        w, h = LABEL_CHAR * font * len(text) + gap, LABEL_LINE * font
+        x0, y0, x1, y1 = box
+        spots = [(x0, y0 - h - gap), (x1 - w, y0 - h - gap), (x0, y1 + gap), (x1 - w, y1 + gap),
+                 (x0 - w - gap, y0), (x1 + gap, y0), (x0 - w - gap, y1 - h), (x1 + gap, y1 - h)]
+        best, best_cost = None, float("inf")
+        for x, y in spots:
+            x = min(max(x, bx0), max(bx0, bx1 - w))
+            y = min(max(y, by0), max(by0, by1 - h))
+            rect = (x, y, x + w, y + h)
+            cost = (100 * sum(_overlap(rect, q) for q in placed) + 10 * _overlap(rect, box)
+                    + sum(_overlap(rect, b) for b in drawn if b is not box)) / (w * h)
+            if cost < best_cost - 1e-9:
+                best, best_cost = rect, cost
+        assert best is not None
+        placed.append(best)
+        out.append({"proposal": p, "text": text, "x": best[0], "y": best[1], "w": w, "h": h})
+    return out
+
+
+def _overlap(a: tuple[float, ...] | list[float], b: tuple[float, ...] | list[float]) -> float:
+    """The area two ``(x0, y0, x1, y1)`` rectangles share."""
+    return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+            * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))

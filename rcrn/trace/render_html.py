@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rcrn.trace.data import Trace
-from rcrn.trace.layout import belief_colour, graph_layout, load_image
+from rcrn.trace.layout import belief_colour, box_labels, graph_layout, load_image
 
 __all__ = ["render_html", "page_data"]
 
@@ -41,16 +41,24 @@ def _hex(rgb: tuple[float, float, float]) -> str:
     return "#" + "".join(f"{round(255 * c):02x}" for c in rgb)
 
 
+# the box labels' font size, as a fraction of the picture's longer side
+_LABEL_FONT = 6 / 220
+
+
 def page_data(trace: Trace, top: int = 5, max_side: int = 640) -> dict[str, Any]:
     """What the page's script needs for one trace (JSON-compatible)."""
     nodes, rels = graph_layout(trace)
+    W, H = trace.image_size
+    font = _LABEL_FONT * max(W, H)
     stages = []
     for s in trace.stages():
         conf = next((c for c in trace.confidences if c.source == s.key), None)
+        tops = [s.top(v, top) for v in range(trace.num_nodes)]
         stages.append({
             "label": s.label, "key": s.key, "kind": s.kind, "direction": s.direction,
             "branches": s.branches, "beta_names": s.beta_names, "beta": s.beta,
-            "top": [[[p, v] for p, v in s.top(v, top)] for v in range(trace.num_nodes)],
+            "top": [[[p, v] for p, v in pairs] for pairs in tops],
+            "labels": [box_labels(trace.boxes, pairs, (0, 0, W, H), font) for pairs in tops],
             "conf": None if conf is None else conf.values,
             "conf_label": None if conf is None else conf.label,
             "relations": [{"relation": r.relation, "target": r.target, "context": r.context,
@@ -70,7 +78,7 @@ def page_data(trace: Trace, top: int = 5, max_side: int = 640) -> dict[str, Any]
         "root": trace.root, "stages": stages, "match_prob": trace.match_prob,
         "ground_index": trace.ground_index, "box": trace.box, "edge_scores": trace.edge_scores,
         "mismatch_index": trace.mismatch_index, "truth": trace.truth,
-        "colours": [_hex(belief_colour(i / 20)) for i in range(21)],
+        "colours": [_hex(belief_colour(i / 20)) for i in range(21)], "label_font": font,
     }
 
 
@@ -204,16 +212,22 @@ _SCRIPT = r"""
     out.push('<image href="' + t.image + '" x="0" y="0" width="' + W + '" height="' + H +
              '" preserveAspectRatio="none"></image>');
     if (st) {
-      var top = st.top[v].slice().reverse();
-      top.forEach(function (pv, r) {
+      var top = st.top[v], labels = st.labels[v], f = t.label_font;
+      top.slice().reverse().forEach(function (pv, r) {
         var b = t.boxes[pv[0]], rank = top.length - 1 - r, c = colour(t, pv[1]);
-        out.push('<rect x="' + b[0] + '" y="' + b[1] + '" width="' + (b[2] - b[0]) +
-                 '" height="' + (b[3] - b[1]) + '" fill="' + c + '" fill-opacity="0.12" stroke="' +
-                 c + '" stroke-width="' + (rank === 0 ? 2.6 * lw : 1.4 * lw) +
-                 '"><title>proposal ' + pv[0] + ': belief ' + fmt(pv[1], 3) + '</title></rect>');
-        out.push('<text x="' + (b[0] + lw) + '" y="' + (b[1] + 9 * lw) + '" font-size="' +
-                 (8 * lw) + '" fill="' + c + '" stroke="white" stroke-width="' + (0.25 * lw) +
-                 '">' + (rank + 1) + ': ' + fmt(pv[1], 2) + '</text>');
+        out.push('<rect class="box" data-proposal="' + pv[0] + '" x="' + b[0] + '" y="' + b[1] +
+                 '" width="' + (b[2] - b[0]) + '" height="' + (b[3] - b[1]) +
+                 '" fill="' + c + '" fill-opacity="0.12" stroke="' + c + '" stroke-width="' +
+                 (rank === 0 ? 2.6 * lw : 1.4 * lw) + '"><title>proposal ' + pv[0] +
+                 ': belief ' + fmt(pv[1], 3) + '</title></rect>');
+      });
+      labels.forEach(function (q, rank) {
+        out.push('<g class="boxlabel" data-proposal="' + q.proposal + '"><rect x="' + q.x +
+                 '" y="' + q.y + '" width="' + q.w + '" height="' + q.h + '" fill="white" ' +
+                 'fill-opacity="0.92" stroke="' + colour(t, top[rank][1]) + '" stroke-width="' +
+                 (0.5 * lw) + '"></rect><text x="' + (q.x + 0.1 * f) + '" y="' +
+                 (q.y + 1.0 * f) + '" font-size="' + f + '" font-family="monospace" ' +
+                 'fill="#111">' + esc(q.text) + '</text></g>');
       });
       if (v === t.root && st.kind === "propagate" && st.branches.indexOf("ground") >= 0) {
         var ref = t.truth.referent_box;

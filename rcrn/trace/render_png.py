@@ -17,9 +17,11 @@ from typing import Any
 import numpy as np
 
 from rcrn.trace.data import BeliefTrace, Trace
-from rcrn.trace.layout import belief_colour, graph_layout, load_image, node_order
+from rcrn.trace.layout import belief_colour, box_labels, graph_layout, load_image, node_order
 
 __all__ = ["render_png"]
+
+CELL_W = 2.1                             # inches: the width of one picture cell
 
 
 def render_png(trace: Trace, path: str | Path, top: int = 5, max_nodes: int = 8,
@@ -50,7 +52,7 @@ def render_png(trace: Trace, path: str | Path, top: int = 5, max_nodes: int = 8,
     W, H = trace.image_size
     aspect = H / max(W, 1)
     ncols = max(1, len(stages))
-    cell_w = 2.1
+    cell_w = CELL_W
     cell_h = cell_w * min(max(aspect, 0.5), 1.5)
     graph_w = 4.6
     board_w = ncols * cell_w * 1.08 + 1.1
@@ -135,6 +137,8 @@ def _rect(ax: Any, box: list[float], **kw: Any) -> None:
 def _cell(ax: Any, trace: Trace, stage: BeliefTrace, node: int, image: np.ndarray,
           top: int, x0: float, y0: float, sx: float, sy: float) -> None:
     """One stage of one phrase: the image at ``(x0, y0)`` scaled by ``(sx, sy)``."""
+    from matplotlib.patches import Rectangle
+
     W, H = trace.image_size
     cw, ch = W * sx, H * sy
     ax.imshow(image, extent=(x0, x0 + cw, y0 + ch, y0), interpolation="bilinear")
@@ -148,11 +152,14 @@ def _cell(ax: Any, trace: Trace, stage: BeliefTrace, node: int, image: np.ndarra
         lw = 2.4 if rank == 0 else 1.3
         _rect(ax, place(trace.boxes[p]), ec="white", lw=lw + 1.4, alpha=0.8)
         _rect(ax, place(trace.boxes[p]), ec=belief_colour(v), lw=lw)
-    if pairs:
-        p, v = pairs[0]
-        b = place(trace.boxes[p])
-        ax.text(b[0], b[1], f"{v:.2f}", fontsize=6, color="white", va="bottom",
-                bbox=dict(boxstyle="square,pad=0.1", fc=belief_colour(v), ec="none"))
+    # the cell is CELL_W inches wide: a 6-point font is this many cell units high
+    font = 6 / 72 * cw / CELL_W
+    moved = [place(b) for b in trace.boxes]
+    for q, (_, v) in zip(box_labels(moved, pairs, (x0, y0, x0 + cw, y0 + ch), font), pairs):
+        ax.add_patch(Rectangle((q["x"], q["y"]), q["w"], q["h"], fc="white", alpha=0.92,
+                               ec=belief_colour(v), lw=0.5))
+        ax.text(q["x"] + 0.1 * font, q["y"] + q["h"] / 2, q["text"], fontsize=6,
+                family="monospace", color="#111", va="center", ha="left")
     if node == trace.root and stage.kind == "propagate" and "ground" in stage.branches:
         ref = trace.truth.get("referent_box")
         if ref is not None:
