@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -801,3 +802,16 @@ def test_gitm_mr_evaluate_api_refuses_bad_predictions(data: dict) -> None:
     preds[0].match_prob = float("nan")
     with pytest.raises(DataError, match=rf"prediction {preds[0].id!r}: 'match_prob'"):
         bench.evaluate(preds)
+
+
+def test_a_scene_size_too_large_for_an_integer_is_a_data_error(data: dict, tmp_path: Path) -> None:
+    # found by the fuzz test above: "width": 1e+400 reads as infinity, which int() refuses
+    # with an OverflowError
+    root = tmp_path / "synthetic"
+    root.mkdir()
+    lines = (data["synthetic"]["root"] / "scenes.jsonl").read_text().splitlines()
+    lines[1] = re.sub(r'"width": ?\d+', '"width": 1e+400', lines[1], count=1)
+    assert "1e+400" in lines[1]
+    (root / "scenes.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"scenes.jsonl: line 2: malformed scene"):
+        load_scenes(root)

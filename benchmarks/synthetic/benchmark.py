@@ -103,7 +103,7 @@ def load_scenes(root: str | Path, split: str | None = None) -> dict[str, dict[st
                      "height": int(rec["height"]), "split": str(rec["split"]),
                      "objects": [SceneObject.from_dict(o) for o in rec["objects"]]}
             scene_id = str(rec["id"])
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise DataError(f"{path}: line {number}: malformed scene: {exc!r}") from exc
         try:
             confined_path(root, scene["image"])
@@ -157,7 +157,7 @@ def load_records(root: str | Path, split: str, scenes: dict[str, dict[str, Any]]
     for number, rec in _jsonl(path):
         try:
             graph = _check_record(rec, scenes)
-        except (KeyError, TypeError, ValueError, StructureError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, StructureError) as exc:
             ident = rec.get("id", "?")
             raise DataError(f"{path}: line {number}: record {ident!r}: {exc}") from exc
         if rec["id"] in seen:
