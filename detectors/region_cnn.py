@@ -111,16 +111,11 @@ class RegionCNN(nn.Module):
         sampling_ratio: bilinear samples per bin side.
         strides: strides of the three conv layers; ``(2, 2, 1)`` gives the same 1/4 map
             for about half the arithmetic.
-        max_pool: also give the MLP each channel's largest value over the box's
-            bins (``C`` more inputs).  The bins place a feature; the maximum says
-            whether it is in the box at all, the same for a small and a large
-            object or one that fills its box unevenly (a cross, a triangle), which
-            is what comparing two regions' colour or shape needs.
     """
 
     def __init__(self, out_dim: int = 256, channels: tuple[int, int, int] = (32, 64, 64),
                  pool_size: int = 4, sampling_ratio: int = 2,
-                 strides: tuple[int, int, int] = (1, 2, 2), max_pool: bool = False) -> None:
+                 strides: tuple[int, int, int] = (1, 2, 2)) -> None:
         super().__init__()
         c1, c2, c3 = channels
         s1, s2, s3 = (int(s) for s in strides)
@@ -128,14 +123,13 @@ class RegionCNN(nn.Module):
         self.out_dim = int(out_dim)
         self.pool_size = int(pool_size)
         self.sampling_ratio = int(sampling_ratio)
-        self.max_pool = bool(max_pool)
         self.backbone = nn.Sequential(
             nn.Conv2d(3, c1, 3, stride=s1, padding=1), nn.ReLU(inplace=True),
             nn.Conv2d(c1, c2, 3, stride=s2, padding=1), nn.ReLU(inplace=True),
             nn.Conv2d(c2, c3, 3, stride=s3, padding=1), nn.ReLU(inplace=True),
         )
         self.head = nn.Sequential(
-            nn.Flatten(), nn.Linear(c3 * (self.pool_size ** 2 + self.max_pool), 2 * self.out_dim),
+            nn.Flatten(), nn.Linear(c3 * self.pool_size ** 2, 2 * self.out_dim),
             nn.ReLU(inplace=True), nn.Linear(2 * self.out_dim, self.out_dim),
         )
         self.reset_parameters()
@@ -149,8 +143,7 @@ class RegionCNN(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"out_dim={self.out_dim}, pool_size={self.pool_size}, "
-                f"sampling_ratio={self.sampling_ratio}, stride={self.stride}, "
-                f"max_pool={self.max_pool}")
+                f"sampling_ratio={self.sampling_ratio}, stride={self.stride}")
 
     def forward(self, images: Tensor,
                 boxes: Sequence[Tensor | np.ndarray | Proposals] | Tensor) -> Tensor:
@@ -174,15 +167,7 @@ class RegionCNN(nn.Module):
         pooled = roi_align(fmap, rois, self.pool_size, scale, self.sampling_ratio)
         if pooled.shape[0] == 0:
             return fmap.new_zeros(0, self.out_dim)
-        return self.head(self.head_input(pooled))
-
-    def head_input(self, pooled: Tensor) -> Tensor:
-        """What the MLP reads from the pooled bins ``[K, C, S, S]``: their values,
-        then, with ``max_pool``, each channel's largest value."""
-        x = pooled.flatten(1)
-        if self.max_pool:
-            x = torch.cat([x, pooled.amax(dim=(2, 3))], dim=1)
-        return x
+        return self.head(pooled)
 
     @torch.no_grad()
     def describe(self, image: np.ndarray | Tensor, proposals: Proposals) -> Proposals:

@@ -11,16 +11,14 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.rcrn import ModelOutput
 
-__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items", "belief_loss"]
+__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items"]
 
 
 @dataclass
 class LossConfig:
-    """Weights of the loss:
-    ``L = L_grd + mu * L_match + omega * L_reg + nu * L_nodes + belief * L_belief``.
+    """Weights of the loss ``L = L_grd + mu * L_match + omega * L_reg`` (Eq. 11).
 
-    ``nu`` and ``belief`` (default 0, the paper's loss) weigh the node and belief
-    terms of :func:`rcrn_loss`.  ``reg`` chooses the regression term's rule:
+    ``reg`` chooses the regression term's rule:
     ``"release"`` (L1 on the offsets, on chosen proposals whose IoU with the referent,
     pixels counted inclusively, exceeds ``iou_threshold``) or ``"toolkit"``
     (smooth-L1, IoU of exclusive boxes at least ``iou_threshold``).
@@ -29,8 +27,6 @@ class LossConfig:
     mu: float = 3.0
     omega: float = 1.0
     iou_threshold: float = 0.5
-    nu: float = 0.0
-    belief: float = 0.0
     reg: str = "toolkit"
 
     def __post_init__(self) -> None:
@@ -39,11 +35,10 @@ class LossConfig:
 
     def weights(self) -> dict[str, float]:
         """The weight of every term of :func:`rcrn_loss` by name."""
-        return {"grd": 1.0, "match": self.mu, "reg": self.omega, "nodes": self.nu,
-                "belief": self.belief}
+        return {"grd": 1.0, "match": self.mu, "reg": self.omega}
 
 
-TERMS = ("grd", "match", "reg", "nodes", "belief")
+TERMS = ("grd", "match", "reg")
 
 
 def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
@@ -52,10 +47,8 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
 
     ``grd``: matched items with a target proposal; ``match``: items with a known
     match label; ``reg``: matched items whose chosen proposal overlaps the referent
-    by ``cfg.iou_threshold`` (all False when the model regresses no box);
-    ``belief``: as ``grd`` -- these four over the ``B`` items; ``nodes``: over the
-    ``T * V`` entries of ``out.match_nodes`` (flattened), those of matched items (empty
-    when the model gives no ``match_nodes``).
+    by ``cfg.iou_threshold`` (all False when the model regresses no box); each over
+    the ``B`` items.
     """
     positive = (batch.match == 1) & (batch.target_index >= 0)
     reg = torch.zeros_like(positive)
@@ -67,11 +60,7 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
             reg = positive & (iou > cfg.iou_threshold)
         else:
             reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
-    nodes = torch.zeros(0, dtype=torch.bool, device=batch.match.device)
-    if out.match_nodes is not None:
-        nodes = (batch.match == 1)[batch.node_batch].repeat(out.match_nodes.shape[0])
-    return {"grd": positive, "match": batch.match >= 0, "reg": reg, "nodes": nodes,
-            "belief": positive}
+    return {"grd": positive, "match": batch.match >= 0, "reg": reg}
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
@@ -85,25 +74,6 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
     * ``match``: binary cross-entropy of P(match) (Eq. 10), on ``out.match_logit``
       where the model gives it (the release), else on the probability clamped to
       ``[1e-6, 1 - 1e-6]``.
-    * ``nodes`` (weight ``cfg.nu``): binary cross-entropy towards 1 of every node
-      confidence the match AND takes its minimum over (``out.match_nodes``), on
-      matched pairs only.  Eq. 10 trains the minimum alone, so on a matched pair
-      only its least confident node is pushed up, and the others may sit just
-      above the decision level; every node of a matched pair matches, and
-      training them all is meant to keep a longer pair's minimum over more nodes
-      from falling below it (on the synthetic demo it delayed the start of the
-      match head instead; see the README).  A mismatched pair's label says only
-      that some node is wrong, so it trains the minimum as in Eq. 10.
-    * ``belief`` (weight ``cfg.belief``): the root's bottom-up belief (in [0, 1])
-      read as a probability per proposal: binary cross-entropy towards 1 at the
-      target proposal plus the mean towards 0 over the other proposals, on matched
-      pairs.  ``grd`` sees the root belief only relative to its largest value, so
-      nothing there fixes the absolute level of a relation's score; the match
-      head needs it (a mismatched relation must score low for every pair), and
-      until then reads beliefs that say little about matching.  This term asks
-      the Sim modules for absolute levels from the grounding labels alone (on the
-      synthetic demo it started the match head earlier in some seeds but did not
-      improve the end result; see the README).
     * ``reg``: smooth-L1 (``cfg.reg="release"``: L1) between predicted and target
       offsets of the chosen proposal, on matched pairs whose chosen proposal overlaps
       the referent box (omega = 0 otherwise, appendix B; see ``LossConfig``).
@@ -136,34 +106,7 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
         else:
             reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
         terms["reg"] = reg.sum(-1).mean()
-    if cfg.nu:
-        if out.match_nodes is None:
-            raise ValueError("loss.nu > 0 needs the node confidences of a match readout "
-                             "(and ...); this model gives none")
-        if items["nodes"].any():
-            p = out.match_nodes.reshape(-1)[items["nodes"]].clamp(1e-6, 1 - 1e-6)
-            terms["nodes"] = -torch.log(p).mean()
-    if cfg.belief:
-        if out.ground_belief is None:
-            raise ValueError("loss.belief > 0 needs the root beliefs of a grounding readout; "
-                             "this model gives none")
-        if positive.any():
-            terms["belief"] = belief_loss(out.ground_belief[positive],
-                                          batch.box_mask[positive], batch.target_index[positive])
     weights = cfg.weights()
     total = sum(weights[k] * terms[k] for k in TERMS)
     return {"loss": total, **terms}
 
-
-def belief_loss(belief: torch.Tensor, mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean over items of ``-log b[target] - mean_{j != target} log(1 - b[j])``.
-
-    Shapes: ``belief [B, N]`` in [0, 1], ``mask [B, N]`` valid proposals,
-    ``target [B]`` -> scalar.
-    """
-    b = belief.clamp(1e-6, 1 - 1e-6)
-    is_target = F.one_hot(target, b.shape[1]).bool()
-    others = mask & ~is_target
-    pos = -torch.log(b.gather(1, target[:, None])).squeeze(1)
-    neg = -(torch.log1p(-b) * others).sum(1) / others.sum(1).clamp(min=1)
-    return (pos + neg).mean()

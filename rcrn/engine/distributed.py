@@ -187,10 +187,9 @@ def loss_counts(out: Any, batch: Any, cfg: Any) -> torch.Tensor:
     """How many items each term of ``rcrn_loss`` averages over, as floats in the order
     of ``rcrn.losses.TERMS``.
 
-    ``(grd, match, reg, nodes)``: matched items with a target proposal, items with a
-    known match label, matched items whose chosen proposal overlaps the referent by
-    ``cfg.iou_threshold``, and node confidences of matched items
-    (:func:`rcrn.losses.loss_items`).
+    ``(grd, match, reg)``: matched items with a target proposal, items with a known
+    match label, and matched items whose chosen proposal overlaps the referent by
+    ``cfg.iou_threshold`` (:func:`rcrn.losses.loss_items`).
     """
     from rcrn.losses import TERMS, loss_items
 

@@ -357,8 +357,6 @@ LOSS: dict[str, Setting] = {
     "omega": Float("weight of the box-regression term", lo=0),
     "iou_threshold": Float("IoU a chosen proposal needs for the regression term", lo=0,
                            hi=1),
-    "nu": Float("weight of the node-confidence term", lo=0),
-    "belief": Float("weight of the belief term", lo=0),
     "reg": Choice("the regression term's rule", ("toolkit", "release")),
 }
 
@@ -376,7 +374,6 @@ REGION_ENCODER: dict[str, Setting] = {
     "pool_size": Int("RoI pooling bins per side", lo=1),
     "strides": Custom("strides of the three conv layers", "a list of 3 integers >= 1",
                       _int_list(3, 1)),
-    "max_pool": Bool("also give each channel's maximum over the box"),
 }
 
 #: Benchmarks ``rcrn train`` runs from a config (``data.benchmark``).

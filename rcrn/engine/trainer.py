@@ -132,7 +132,7 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
 
 
 #: settings of the ``region_encoder`` section (``detectors.RegionCNN`` arguments)
-REGION_ENCODER_KEYS = ("channels", "pool_size", "strides", "max_pool")
+REGION_ENCODER_KEYS = ("channels", "pool_size", "strides")
 
 
 def _check_feature_width(problems: list[Any], model: nn.Module) -> None:
@@ -168,8 +168,7 @@ def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
     return PixelRegions(RegionCNN(out_dim=vis_dim,
                                   channels=tuple(enc.get("channels", (16, 32, 32))),
                                   pool_size=int(enc.get("pool_size", 4)),
-                                  strides=tuple(enc.get("strides", (1, 2, 2))),
-                                  max_pool=bool(enc.get("max_pool", False))))
+                                  strides=tuple(enc.get("strides", (1, 2, 2)))))
 
 
 #: Model types a config's ``model.arch`` selects.

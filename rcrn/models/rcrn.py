@@ -289,9 +289,6 @@ class ModelOutput:
         ground_logits: ``[B, N]`` the grounding softmax's logits, what the loss reads
             (RCRN: the root belief times ``grounding_scale``, divided by its largest
             value first with ``grounding_norm: max``; padded slots are masked there).
-        match_nodes: ``[T, V]`` the node confidences (probabilities) a
-            ``(match (and P_1 .. P_T))`` readout takes its minimum over (``None`` for
-            other readouts).
         match_logit: ``[B]`` the logit of P(match) when confidences are logits.
     """
 
@@ -304,7 +301,6 @@ class ModelOutput:
     mismatch_index: torch.Tensor | None
     values: dict[str, Any] = field(default_factory=dict)
     ground_logits: torch.Tensor | None = None
-    match_nodes: torch.Tensor | None = None
     match_logit: torch.Tensor | None = None
 
 
@@ -615,12 +611,8 @@ class RCRN(nn.Module):
         if "match" in parts:
             value = self._eval(parts["match"], enc, cache)
             out.match_prob = value
-            if parts["match"][0] == "and":
-                out.match_nodes = torch.stack([cache[e] for e in parts["match"][1:]])
             if self.classify.logits:
                 out.match_logit, out.match_prob = value, torch.sigmoid(value)
-                if out.match_nodes is not None:
-                    out.match_nodes = torch.sigmoid(out.match_nodes)
         if "mismatch" in parts:
             d = self._eval(parts["mismatch"], enc, cache)
             out.edge_scores = d
