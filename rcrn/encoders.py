@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from rcrn.batching import Vocab, normalize_token
 
-__all__ = ["WordEmbedding", "PhraseEncoder", "location_feature", "spatial_pair", "pair_gaps",
+__all__ = ["WordEmbedding", "PhraseEncoder", "location_feature", "spatial_pair",
            "load_glove", "transformer_word_vectors"]
 
 
@@ -48,27 +48,6 @@ def spatial_pair(sub: torch.Tensor, obj: torch.Tensor, eps: float = 1e-3) -> tor
     xc, yc = (sx1 + sx2) * 0.5, (sy1 + sy2) * 0.5
     return torch.stack([(ox1 - xc) / sw, (oy1 - yc) / sh, (ox2 - xc) / sw, (oy2 - yc) / sh,
                         (ox2 - ox1) * (oy2 - oy1) / (sw * sh)], dim=-1)
-
-
-def pair_gaps(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
-    r"""Absolute separation of subject and object boxes, in image-normalised units.
-
-    ``[ox1 - sx2, sx1 - ox2, oy1 - sy2, sy1 - oy2, ocx - scx, ocy - scy, d]``: the
-    four signed gaps (positive where the object lies wholly right of / left of /
-    below / above the subject), the offset of the centres, and ``d``, the
-    distance between the boxes (0 when they overlap).  :func:`spatial_pair`
-    measures the object in units of the subject's size, so the same distance
-    reads differently next to a small and a large subject; these do not.
-    Boxes ``[..., 4]`` (broadcastable) -> ``[..., 7]``.
-    """
-    sx1, sy1, sx2, sy2 = sub.unbind(-1)
-    ox1, oy1, ox2, oy2 = obj.unbind(-1)
-    gaps = torch.stack([ox1 - sx2, sx1 - ox2, oy1 - sy2, sy1 - oy2], dim=-1)
-    gx = torch.maximum(gaps[..., 0], gaps[..., 1]).clamp(min=0)
-    gy = torch.maximum(gaps[..., 2], gaps[..., 3]).clamp(min=0)
-    d = torch.sqrt(gx * gx + gy * gy + 1e-12)
-    centres = torch.stack([(ox1 + ox2 - sx1 - sx2) * 0.5, (oy1 + oy2 - sy1 - sy2) * 0.5], dim=-1)
-    return torch.cat([gaps, centres, d[..., None]], dim=-1)
 
 
 def load_glove(vocab_path: str | Path, matrix_path: str | Path,

@@ -25,8 +25,6 @@ Forms:
                                              GateProd named NAME (own β^rel parameters)
     ``(classify X)``                         Classify -> confidence of every node
     ``(and P ...)``                          And -> match probability of every graph
-    ``(and_edges P_up P_down)``              EdgeAnd: the minimum over relations of
-                                             max(parent's P_up, child's P_down)
     ``(compare P ...)``                      Compare along every edge (Eq. 8): a
                                              confidence of a bottom-up pass scores
                                              parent - child, one of a top-down pass
@@ -46,7 +44,6 @@ from typing import Any
 from rcrn.errors import RcrnError
 
 __all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
-           "and_edges",
            "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError",
            "with_k", "resolve",
            "validate", "direction",
@@ -78,10 +75,6 @@ def classify(x: tuple) -> tuple:
 
 def and_(*ps: tuple) -> tuple:
     return ("and",) + tuple(ps)
-
-
-def and_edges(p_up: tuple, p_down: tuple) -> tuple:
-    return ("and_edges", p_up, p_down)
 
 
 def compare(*ps: tuple) -> tuple:
@@ -203,7 +196,7 @@ def to_text(expr: Any) -> str:
 #: what every evaluable form yields: a belief, a node confidence, a match probability or
 #: edge scores
 KINDS = {"local": "belief", "select": "belief", "propagate": "belief", "classify": "conf",
-          "and": "match", "and_edges": "match", "compare": "edges"}
+          "and": "match", "compare": "edges"}
 
 
 def _kind(expr: Any) -> str:
@@ -263,12 +256,6 @@ def _check(expr: Any) -> str:
             raise ProgramError("(and P ...) needs at least one confidence")
         for e in expr[1:]:
             _expect(e, "conf", expr)
-    elif head == "and_edges":
-        if len(expr) != 3:
-            raise ProgramError(f"(and_edges P_up P_down) takes two confidences: "
-                               f"{to_text(expr)}")
-        for e in expr[1:]:
-            _expect(e, "conf", expr)
     elif head == "compare":
         if len(expr) not in (2, 3):
             raise ProgramError(f"(compare P [P]) takes 1 or 2 confidences: "
@@ -313,8 +300,7 @@ def direction(conf: Any) -> str:
     return "down" if isinstance(e, tuple) and e[:2] == ("propagate", "down") else "up"
 
 
-def _rcrn(gate: str = "full", top_down: bool = True, bottom_up: bool = True,
-          edge_and: bool = False) -> tuple:
+def _rcrn(gate: str = "full", top_down: bool = True, bottom_up: bool = True) -> tuple:
     m = select(5, local(gate))
     confs = []
     if bottom_up:
@@ -322,7 +308,7 @@ def _rcrn(gate: str = "full", top_down: bool = True, bottom_up: bool = True,
     if top_down:
         confs.append(classify(propagate("down", m, "match_down", gate)))
     return outputs(ground=propagate("up", local(gate), "ground_up", gate),
-                   match=and_edges(*confs) if edge_and else and_(*confs),
+                   match=and_(*confs),
                    mismatch=compare(*confs))
 
 
@@ -336,12 +322,10 @@ ABLATIONS: dict[str, tuple] = {
     "no_context_in_beta": _rcrn(gate="lang"),
     "no_top_down": _rcrn(top_down=False),
     "no_language_in_beta": _rcrn(gate="ctx"),
-    "edge_and": _rcrn(edge_and=True),
 }
 """Named programs: the paper's Table 3 ablations (see ``TABLE3``) and the toolkit's
-own: ``no_top_down`` (matching from the bottom-up pass alone), ``no_language_in_beta``
-(β from the belief context alone) and ``edge_and`` (RCRN whose match readout is
-``(and_edges P_up P_down)`` instead of And over every node)."""
+own: ``no_top_down`` (matching from the bottom-up pass alone) and
+``no_language_in_beta`` (β from the belief context alone)."""
 
 TABLE3: dict[str, dict[str, Any]] = {
     "vlp_without_mp": {"arch": "cross_encoder", "vlp": True,

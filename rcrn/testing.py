@@ -17,8 +17,8 @@ boxes only).  In particular it writes out
   evaluation form, the vector similarity's ``l2norm``);
 * Relation Sim in its per-pair form: every (subject, object) pair's features are
   concatenated and go through ``W_e`` (and, with the release's layers,
-  NormalizeScale, ``W_f``), with the pair geometry ``s`` (and ``relation_diff`` /
-  ``relation_gaps``); the model's per-box fusion is therefore checked too;
+  NormalizeScale, ``W_f``), with the pair geometry ``s`` (and ``relation_diff``); the
+  model's per-box fusion is therefore checked too;
 * the location feature (``boxes="inclusive"``: sizes ``x2 - x1 + 1`` pixels), GateSum
   with its signed F_norm (and the release's padding: the divisor is at least
   ``sum β`` while an image has fewer boxes than ``release_slots``; ``belief_floor``),
@@ -27,7 +27,7 @@ boxes only).  In particular it writes out
   boxes by the sender's ``"local"`` or ``"propagated"`` belief, values propagated),
   GateProd, Classify (``classify_log``; the release's BatchNorm readout and learned
   pad value; the ``1e-6`` floor of the nodes a propagation updated when
-  ``release_slots > 0``), And, EdgeAnd, Compare, Locate, and both box-regression
+  ``release_slots > 0``), And, Compare, Locate, and both box-regression
   heads with the delta decoding (``rcrn.boxes``' Faster R-CNN form).
 
 It evaluates any program of ``rcrn.programs`` (the gate names come from the program)
@@ -260,19 +260,6 @@ class _Oracle:
                             (obj[:, 0] + ow - xc) / sw, (obj[:, 1] + oh - yc) / sh,
                             ow * oh / (sw * sh)], dim=-1)
 
-    @staticmethod
-    def gaps(sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
-        """The absolute separation of ``relation_gaps``: the four signed gaps, the
-        offset of the centres, the distance between the boxes."""
-        right, left = obj[:, 0] - sub[:, 2], sub[:, 0] - obj[:, 2]
-        below, above = obj[:, 1] - sub[:, 3], sub[:, 1] - obj[:, 3]
-        gx = torch.maximum(right, left).clamp(min=0)
-        gy = torch.maximum(below, above).clamp(min=0)
-        dx = 0.5 * (obj[:, 0] + obj[:, 2]) - 0.5 * (sub[:, 0] + sub[:, 2])
-        dy = 0.5 * (obj[:, 1] + obj[:, 3]) - 0.5 * (sub[:, 1] + sub[:, 3])
-        dist = torch.sqrt(gx * gx + gy * gy + 1e-12)
-        return torch.stack([right, left, below, above, dx, dy, dist], dim=-1)
-
     def relation_sim(self, txt: torch.Tensor, feats: torch.Tensor, boxes: torch.Tensor,
                      subjects: list[int], objects: list[int]) -> torch.Tensor:
         """``[A]_p = ReLU(<F_v(r^o_p), txt>)`` of the pairs ``(subjects[p], objects[p])``,
@@ -289,8 +276,6 @@ class _Oracle:
             r_o = self.linear("rel_sim.W_f", torch.cat([appearance, spatial], dim=-1))
             vis = _unit(self.bn_mlp("rel_sim.vis_trf", r_o))
         else:
-            if cfg.relation_gaps:
-                s = torch.cat([s, self.gaps(b_sub, b_obj)], dim=-1)
             parts = [self.linear("rel_sim.W_l", s), self.linear("rel_sim.W_e", pair)]
             if cfg.relation_diff:
                 parts.append((o_sub - o_obj).abs())
@@ -439,8 +424,7 @@ class _Tree:
 
         def update(node: int, logs: list[torch.Tensor]) -> None:
             stacked = torch.stack(logs)
-            agg = {"sum": lambda: stacked.sum(0), "mean": lambda: stacked.mean(0),
-                   "min": lambda: stacked.min(0).values}[reduce]()
+            agg = stacked.sum(0) if reduce == "sum" else stacked.min(0).values
             beta = o.gate(name, mode, self.h[node], self.ctx[node])[0]
             b = x.values[node] * torch.exp(beta * agg)
             peak = b.abs().max().clamp(min=1.0) if len(b) else b.new_tensor(1.0)
@@ -492,15 +476,6 @@ class _Tree:
                 best = torch.minimum(best, c[i])
         return best
 
-    def and_edges(self, up: torch.Tensor, down: torch.Tensor) -> torch.Tensor:
-        if not self.edges:
-            return torch.minimum(up[self.graph.root], down[self.graph.root])
-        per_edge = [torch.maximum(up[a], down[b]) for a, b, _ in self.edges]
-        best = per_edge[0]
-        for e in per_edge[1:]:
-            best = torch.minimum(best, e)
-        return best
-
     @staticmethod
     def top_down(conf: tuple) -> bool:
         """Whether a confidence reads a top-down propagation (through any ``select``)."""
@@ -537,8 +512,6 @@ class _Tree:
             value = self.classify(self.eval(expr[1]))
         elif head == "and":
             value = self.and_([self.eval(e) for e in expr[1:]])
-        elif head == "and_edges":
-            value = self.and_edges(self.eval(expr[1]), self.eval(expr[2]))
         elif head == "compare":
             value = self.compare(expr[1:])
         else:

@@ -8,7 +8,6 @@ from rcrn.nn import (
     And,
     Classify,
     Compare,
-    EdgeAnd,
     EntitySim,
     GateProd,
     GateSum,
@@ -53,16 +52,14 @@ def test_aggregate_is_a_product_over_children_in_log_space():
     assert torch.equal(out[2:], torch.zeros(2, 4, dtype=D))
 
 
-def test_aggregate_mean_and_min_reduce_over_children_per_slot():
+def test_aggregate_min_reduces_over_children_per_slot():
     A = torch.rand(3, 4, 2, dtype=D)
     b_sel = torch.rand(3, 2, dtype=D)
     edge_index = torch.tensor([[1, 2, 3], [0, 0, 1]])
     log_m = torch.einsum("esk,ek->es", A, b_sel).log()
-    mean = Aggregate(eps=0.0, reduce="mean")(A, b_sel, edge_index, 4)
     low = Aggregate(eps=0.0, reduce="min")(A, b_sel, edge_index, 4)
-    assert torch.allclose(mean[0], (log_m[0] + log_m[1]) / 2)
     assert torch.allclose(low[0], torch.minimum(log_m[0], log_m[1]))
-    assert torch.allclose(low[1], log_m[2]) and torch.allclose(mean[1], log_m[2])
+    assert torch.allclose(low[1], log_m[2])
     assert torch.equal(low[2:], torch.zeros(2, 4, dtype=D))  # no context: b^agg = 1
     # two children sending 0.2 and 0.5 in every slot: the product is 0.1, the minimum 0.2
     one = torch.ones(1, 4, 1, dtype=D)
@@ -121,23 +118,9 @@ def test_locate_compare_and():
     assert out.tolist() == [0.4, 0.1]
 
 
-def test_edge_and_judges_each_relation_by_both_of_its_nodes():
-    # graph 0: root 0 with children 1, 2 (edges 0->1, 0->2); graph 1: node 3 alone
-    up = torch.tensor([0.2, 0.9, 0.8, 0.7], dtype=D, requires_grad=True)
-    down = torch.tensor([0.9, 0.6, 0.3, 0.4], dtype=D, requires_grad=True)
-    ei = torch.tensor([[0, 0], [1, 2]])
-    out = EdgeAnd()(up, down, ei, torch.tensor([0, 0, 0, 1]), torch.tensor([0, 3]))
-    # edge 0->1: max(0.2, 0.6); edge 0->2: max(0.2, 0.3); graph 1: min(0.7, 0.4)
-    assert torch.allclose(out, torch.tensor([0.3, 0.4], dtype=D))
-    # a low parent alone (0.2) does not decide: And over nodes would give 0.2
-    assert And()([up, down], torch.tensor([0, 0, 0, 1]), 2)[0] == 0.2
-    out.sum().backward()
-    assert up.grad.tolist() == [0, 0, 0, 0] and down.grad.tolist() == [0, 0, 1, 1]
-
-
-@pytest.mark.parametrize("diff,gaps", [(False, False), (True, False), (True, True)])
-def test_relation_sim_fused_equals_plain_pair_features(diff, gaps):
-    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff, gaps=gaps).double()
+@pytest.mark.parametrize("diff", [False, True])
+def test_relation_sim_fused_equals_plain_pair_features(diff):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.2 + torch.rand(6, 2, dtype=D) * 0.3], -1)
@@ -145,15 +128,13 @@ def test_relation_sim_fused_equals_plain_pair_features(diff, gaps):
     rows, cols = torch.tensor([[0, 1, 2], [3, 4, 5]]), torch.tensor([[5, 4], [0, 2]])
     subj = torch.tensor([True, False])
     A = rs(text, boxes, rs.project(vis), rows, cols, subj)
-    from rcrn.encoders import pair_gaps, spatial_pair
+    from rcrn.encoders import spatial_pair
     for e in range(2):
         t = rs.text_transform(text[e])
         for a, r in enumerate(rows[e].tolist()):
             for b, c in enumerate(cols[e].tolist()):
                 s, o = (r, c) if subj[e] else (c, r)
                 geometry = spatial_pair(boxes[s], boxes[o])
-                if gaps:
-                    geometry = torch.cat([geometry, pair_gaps(boxes[s], boxes[o])])
                 pair = rs.pair_feature(vis[s], vis[o], geometry)
                 assert len(pair) == 3 + 4 + 5 * diff
                 if diff:
@@ -162,7 +143,7 @@ def test_relation_sim_fused_equals_plain_pair_features(diff, gaps):
                 assert torch.allclose(A[e, a, b], want)
 
 
-@pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "relsim_gaps", "gatesum",
+@pytest.mark.parametrize("name", ["sim", "relsim", "relsim_diff", "gatesum",
                                   "gateprod",
                                   "aggregate", "aggregate_min", "classify", "compare",
                                   "and"])
@@ -173,8 +154,7 @@ def test_gradcheck(name):
         m = EntitySim(4, 3, 5, 6, 2).double()
         fn, args = (lambda t, v: m(t, v, torch.tensor([0, 1]))), (r(2, 4), r(2, 3, 3))
     elif name.startswith("relsim"):
-        m = RelationSim(4, 3, 2, 3, 5, 4, diff=name.endswith("diff"),
-                        gaps=name.endswith("gaps")).double()
+        m = RelationSim(4, 3, 2, 3, 5, 4, diff=name.endswith("diff")).double()
         boxes = torch.tensor([[0.1, 0.1, 0.4, 0.5], [0.5, 0.2, 0.9, 0.6], [0.2, 0.6, 0.3, 0.9]],
                              dtype=D)
         fn = lambda t, v: m(t, boxes, m.project(v), torch.tensor([[0, 1]]),  # noqa: E731
@@ -239,9 +219,9 @@ def test_relation_sim_starts_with_live_scores_for_every_seed():
     assert torch.isclose(rs.vis_fc2.bias.norm(), torch.tensor(2.0))
 
 
-@pytest.mark.parametrize("diff,gaps", [(False, False), (True, False), (False, True)])
-def test_relation_sim_unfused_path_equals_fused(diff, gaps):
-    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff, gaps=gaps).double()
+@pytest.mark.parametrize("diff", [False, True])
+def test_relation_sim_unfused_path_equals_fused(diff):
+    rs = RelationSim(6, 5, 3, 4, 7, 8, diff=diff).double()
     vis = torch.randn(6, 5, dtype=D)
     boxes = torch.rand(6, 2, dtype=D) * 0.5
     boxes = torch.cat([boxes, boxes + 0.1], -1)
@@ -251,27 +231,6 @@ def test_relation_sim_unfused_path_equals_fused(diff, gaps):
     fused = rs(text, boxes, rs.project(vis), rows, cols, subj)
     plain = rs(text, boxes, vis, rows, cols, subj)
     assert torch.allclose(fused, plain)
-
-
-def test_pair_gaps_measure_separation_in_image_units():
-    from rcrn.encoders import pair_gaps, spatial_pair
-    sub = torch.tensor([0.1, 0.1, 0.2, 0.3], dtype=D)
-    right = torch.tensor([0.5, 0.2, 0.6, 0.3], dtype=D)       # 0.3 to the right, overlapping in y
-    g = pair_gaps(sub, right)
-    assert torch.allclose(g, torch.tensor([0.3, -0.5, -0.1, -0.2, 0.4, 0.05, 0.3], dtype=D))
-    # a diagonal neighbour: the distance is between the nearest corners
-    corner = torch.tensor([0.5, 0.7, 0.6, 0.8], dtype=D)
-    assert torch.isclose(pair_gaps(sub, corner)[-1], torch.tensor(0.5, dtype=D))
-    # overlapping boxes are at distance 0; swapping the boxes mirrors the gaps
-    assert float(pair_gaps(sub, torch.tensor([0.15, 0.0, 0.4, 0.2], dtype=D))[-1]) < 1e-5
-    assert torch.allclose(pair_gaps(right, sub)[:4], g[[1, 0, 3, 2]])
-    # the same gap next to a subject twice as large: spatial_pair halves, pair_gaps keeps it
-    big = torch.tensor([0.0, 0.1, 0.2, 0.3], dtype=D)
-    assert torch.isclose(pair_gaps(big, right)[0], g[0])
-    assert not torch.isclose(spatial_pair(big, right)[0], spatial_pair(sub, right)[0])
-    rs = RelationSim(4, 3, 2, 3, 5, 4, gaps=True)
-    assert rs.W_l.in_features == 12 and "gaps=True" in repr(rs)
-    assert rs.geometry(sub.float()[None], right.float()[None]).shape == (1, 12)
 
 
 def test_classify_log_input_reads_log_beliefs():

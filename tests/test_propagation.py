@@ -211,7 +211,7 @@ def differences(out, batch, ref, problems, model):
                 if len(edges):
                     check(f"[{g}] {key}", mv[edges],
                           rv[batch.edge_relation[edges].cpu()])
-            else:                                         # and / and_edges
+            else:                                         # and
                 check(f"[{g}] {key}", mv[g], rv)
     return bad
 
@@ -235,7 +235,7 @@ MIXED_PROGRAM = """(outputs (ground (propagate down (local :gate ctx) gd :gate c
               (classify (local))))
   (mismatch (compare (classify (propagate up (select 4 (local)) u1))
                      (classify (propagate down (select 4 (local)) d1 :gate const)))))"""
-MATCH_ONLY = "(outputs (match (and_edges (classify (local)) (classify (propagate down " \
+MATCH_ONLY = "(outputs (match (and (classify (local)) (classify (propagate down " \
     "(local) d)))))"
 
 PLAIN_RELEASE_SWITCHES = dict(context="local", release_slots=6, confidences="logits",
@@ -247,15 +247,15 @@ CASES = [
     ("synthetic", 1, 5, "rcrn", False, synthetic_switches()),
     ("k3", 2, 3, "rcrn", False, {}),
     ("k8_log", 3, 8, "rcrn", False, {"classify_log": True}),
-    ("mean", 4, 5, "rcrn", False, {"message_norm": "max",
-                                   "message_reduce": {"match_up": "mean",
-                                                      "match_down": "mean"}}),
+    ("norm_min", 4, 5, "rcrn", False, {"message_norm": "max",
+                                       "message_reduce": {"match_up": "min",
+                                                          "match_down": "min"}}),
     ("min", 5, 3, "rcrn", False, {"message_reduce": {"match_up": "min", "ground_up": "min"}}),
-    ("gaps_diff", 6, 5, "rcrn", False, {"relation_gaps": True, "relation_diff": True}),
+    ("diff", 6, 5, "rcrn", False, {"relation_diff": True}),
     ("no_align", 7, 3, "rcrn", False, {"relation_align": 0.0}),
-    ("release_switches", 8, 5, "edge_and", False, PLAIN_RELEASE_SWITCHES),
+    ("release_switches", 8, 5, "rcrn", False, PLAIN_RELEASE_SWITCHES),
     ("release_attention", 9, 5, "rcrn", False, {"phrase_attention": "release"}),
-    ("edge_and_norm", 10, 4, "edge_and", False, {"message_norm": "max"}),
+    ("no_top_down_norm", 10, 4, "no_top_down", False, {"message_norm": "max"}),
     ("lang_beta_k2", 11, 2, "no_context_in_beta", False, {}),
     # programs outside the RCRN family
     ("top_down_only", 15, 5, TOP_DOWN_ONLY, False, {}),

@@ -498,7 +498,7 @@ def test_deeply_nested_program_is_one_line_error() -> None:
 
 _PROGRAM_TOKENS = ["(", ")", "(", ")", "outputs", "match", "ground", "mismatch", "local",
                    "select", "5", "0", "propagate", "up", "down", "classify", "and", "compare",
-                   "and_edges", ":gate", "full", "lang", "g1", "; c\n"]
+                   ":gate", "full", "lang", "g1", "; c\n"]
 
 
 @FUZZ

@@ -261,15 +261,3 @@ def test_trace_problems_handles_chunks_and_restores_training_mode() -> None:
         assert_close_tree(a.to_dict(), b.to_dict(), tol=1e-6, where=a.id)
     (single,) = trace_problems(model, vocab, problems[0])
     assert single.id == "p0"
-
-
-def test_an_edge_and_program_is_traced_and_its_match_reproduced() -> None:
-    problems = problems_for(4)
-    model, vocab = build(problems, program=P.ABLATIONS["edge_and"])
-    out, batch, traces = run(model, problems, vocab)
-    for g, t in enumerate(traces):
-        assert t.match_prob == float(out.match_prob[g])
-        p_up, p_down = t.confidence("up"), t.confidence("down")
-        want = (min(max(p_up.values[e.parent], p_down.values[e.child]) for e in t.edges)
-                if t.edges else min(p_up.values[t.root], p_down.values[t.root]))
-        assert t.match_prob == pytest.approx(want, abs=1e-7)

@@ -29,7 +29,6 @@ from rcrn.nn import (
     And,
     Classify,
     Compare,
-    EdgeAnd,
     EntitySim,
     GateProd,
     GateSum,
@@ -69,8 +68,8 @@ class RCRNConfig:
 
     ``message_reduce`` maps propagation steps (e.g. ``{"match_up": "min"}``) to
     how their Aggregate combines the log messages of a node's context nodes:
-    ``"sum"`` (the product of Eq. 4, every step not named), ``"mean"`` (a
-    geometric mean) or ``"min"`` (the weakest message, per slot).  Under the
+    ``"sum"`` (the product of Eq. 4, every step not named) or ``"min"`` (the
+    weakest message, per slot).  Under the
     product a node with three children scores lower than one with a single child
     merely for receiving more factors below 1, so its Classify confidence falls
     with the number of children; the minimum keeps one wrong relation's message
@@ -121,8 +120,7 @@ class RCRNConfig:
     (``RelationSim(align=...)``): it keeps Eq. 16's ReLU from starting dead; 0
     gives PyTorch's default initialisation.  ``relation_diff`` adds the absolute
     difference of the two regions' features to Relation Sim's pair feature
-    (``RelationSim(diff=True)``); ``relation_gaps`` adds the boxes' absolute
-    separation to its geometry (``RelationSim(gaps=True)``).
+    (``RelationSim(diff=True)``).
     """
 
     word_dim: int = 64
@@ -145,7 +143,6 @@ class RCRNConfig:
     message_reduce: dict[str, str] = field(default_factory=dict)
     relation_align: float = 2.0
     relation_diff: bool = False
-    relation_gaps: bool = False
     vl_layers: int = 0
     vl_dim: int = 128
     vl_heads: int = 4
@@ -172,7 +169,7 @@ class RCRNConfig:
                     grounding_scale="learned", grounding_norm="none", confidences="logits",
                     boxes="inclusive", belief_floor=1e-6, release_slots=126,
                     classify_log=False, eps=1e-6, message_norm="none", message_reduce={},
-                    relation_align=0.0, relation_diff=False, relation_gaps=False,
+                    relation_align=0.0, relation_diff=False,
                     regression=True, vl_layers=0)
 
     @classmethod
@@ -243,8 +240,7 @@ class RCRNConfig:
         if self.release_slots < 0:
             raise ValueError(f"model.release_slots must be >= 0, got {self.release_slots}")
         if self.layers == "release":
-            plain_only = {"relation_align": 0.0, "relation_diff": False, "relation_gaps": False,
-                          "fused_pairs": True}
+            plain_only = {"relation_align": 0.0, "relation_diff": False, "fused_pairs": True}
             bad = [k for k, v in plain_only.items() if getattr(self, k) != v]
             if bad:
                 raise ValueError(f"model.{bad[0]} applies to layers 'plain' only (the release's "
@@ -428,7 +424,7 @@ class RCRN(nn.Module):
             self.pos_sim = EntitySim(text, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
             self.rel_sim = RelationSim(text, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
                                        cfg.hidden, cfg.joint, cfg.relation_align,
-                                       cfg.relation_diff, cfg.relation_gaps)
+                                       cfg.relation_diff)
         ctx = 2 * cfg.k
         self.gates = nn.ModuleDict()
         for name, (kind, mode) in P.gate_specs(self.program).items():
@@ -441,7 +437,6 @@ class RCRN(nn.Module):
                                  cfg.layers, cfg.dropout, logits=cfg.confidences == "logits")
         self.compare_up, self.compare_down = Compare(), Compare(reverse=True)
         self.and_ = And()
-        self.and_edges = EdgeAnd()
         self.locate = Locate()
         self.ground_scale = (nn.Parameter(torch.ones(()))
                              if cfg.grounding_scale == "learned" else None)
@@ -581,10 +576,6 @@ class RCRN(nn.Module):
         elif head == "and":
             confs = [self._eval(e, enc, cache) for e in expr[1:]]
             value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
-        elif head == "and_edges":
-            up, down = (self._eval(e, enc, cache) for e in expr[1:])
-            b = enc.batch
-            value = self.and_edges(up, down, b.edge_index, b.node_batch, b.root)
         elif head == "compare":
             ei = enc.batch.edge_index
             value = sum((self.compare_down if P.direction(e) == "down" else self.compare_up)(

@@ -1,7 +1,7 @@
 """The primitives of RCRN (paper Table 1), one module per file."""
 
 from rcrn.nn.aggregate import Aggregate
-from rcrn.nn.and_ import And, EdgeAnd
+from rcrn.nn.and_ import And
 from rcrn.nn.classify import Classify
 from rcrn.nn.compare import Compare
 from rcrn.nn.functional import f_norm, masked_topk
@@ -12,5 +12,5 @@ from rcrn.nn.locate import Locate
 from rcrn.nn.selection import Select
 from rcrn.nn.sim import MLP, EntitySim, RelationSim
 
-__all__ = ["Aggregate", "And", "Classify", "Compare", "EdgeAnd", "EntitySim", "Gate", "GateProd",
+__all__ = ["Aggregate", "And", "Classify", "Compare", "EntitySim", "Gate", "GateProd",
            "GateSum", "Locate", "MLP", "RelationSim", "Select", "f_norm", "masked_topk"]

@@ -17,15 +17,14 @@ class Aggregate(MessagePassing):
     summed at the target in log space.  Nodes without context get 0 (b^agg = 1).
 
     ``reduce`` chooses how a target combines its context nodes' log messages:
-    ``"sum"`` (the product of Eq. 4), ``"mean"`` (their geometric mean) or
-    ``"min"`` (the weakest message per slot: a soft AND over the context nodes,
+    ``"sum"`` (the product of Eq. 4) or ``"min"`` (the weakest message per slot: a soft AND over the context nodes,
     which more context nodes that agree lower little, unlike the product).
 
     Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
     (context node, target node) -> ``[V, S]``.
     """
 
-    REDUCE = ("sum", "mean", "min")
+    REDUCE = ("sum", "min")
 
     def __init__(self, eps: float = 1e-6, reduce: str = "sum") -> None:
         if reduce not in self.REDUCE:

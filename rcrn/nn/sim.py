@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rcrn.encoders import pair_gaps, spatial_pair
+from rcrn.encoders import spatial_pair
 
 __all__ = ["MLP", "EntitySim", "RelationSim", "NormalizeScale", "BNMLP", "EntitySimBN",
            "RelationSimBN", "l2norm", "batch_norm"]
@@ -115,18 +115,13 @@ class RelationSim(nn.Module):
     W_e [o_k, o_l], |o_k - o_l|]``, a departure from Eq. 12): relations that
     compare the two regions (the same colour / shape as) then read their
     difference directly instead of learning equality from a concatenation.
-    ``gaps=True`` appends the boxes' absolute separation (:func:`pair_gaps`) to
-    the geometry ``s`` (also a departure): distance relations (near, far from,
-    next to) are thresholds on it, which ``s`` alone, in units of the subject's
-    size, gives only through a division.
     """
 
     def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, pair_dim: int,
-                 hidden: int, joint: int, align: float = 2.0, diff: bool = False,
-                 gaps: bool = False) -> None:
+                 hidden: int, joint: int, align: float = 2.0, diff: bool = False) -> None:
         super().__init__()
-        self.align, self.diff, self.gaps = align, diff, gaps
-        self.W_l = nn.Linear(12 if gaps else 5, spatial_dim)
+        self.align, self.diff = align, diff
+        self.W_l = nn.Linear(5, spatial_dim)
         self.W_e = nn.Linear(2 * vis_dim, pair_dim)
         self.vis_fc1 = nn.Linear(spatial_dim + pair_dim + (vis_dim if diff else 0), hidden)
         self.vis_fc2 = nn.Linear(hidden, joint)
@@ -147,10 +142,9 @@ class RelationSim(nn.Module):
             self.text_trf.fc2.bias.copy_(u)
 
     def geometry(self, sub: torch.Tensor, obj: torch.Tensor) -> torch.Tensor:
-        """The pair geometry ``s`` of subject and object boxes ``[..., 4]``:
-        :func:`spatial_pair`, followed by :func:`pair_gaps` with ``gaps``."""
-        s = spatial_pair(sub, obj)
-        return torch.cat([s, pair_gaps(sub, obj)], dim=-1) if self.gaps else s
+        """The pair geometry ``s`` of subject and object boxes ``[..., 4]``
+        (:func:`spatial_pair`)."""
+        return spatial_pair(sub, obj)
 
     # -- the plain form (reference): one pair feature at a time
     def pair_feature(self, o_sub: torch.Tensor, o_obj: torch.Tensor,
@@ -222,7 +216,7 @@ class RelationSim(nn.Module):
     def __repr__(self) -> str:
         t, v, s, p, h, j = self.dims
         return (f"RelationSim(text={t}, vis={v}, spatial={s}, pair={p}, hidden={h}, joint={j}, "
-                f"align={self.align:g}, diff={self.diff}, gaps={self.gaps})")
+                f"align={self.align:g}, diff={self.diff})")
 
 
 # ----------------------------------------------------------------------------------------
