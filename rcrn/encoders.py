@@ -177,11 +177,15 @@ class PhraseEncoder(nn.Module):
     def state_dim(self) -> int:
         return 2 * self.hidden
 
-    def forward(self, words: torch.Tensor, lengths: torch.Tensor
+    def forward(self, words: torch.Tensor, lengths: torch.Tensor,
+                heads: tuple[str, ...] | None = None
                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``(state [P, 2 * hidden], {head: [P, out_dim]})`` of phrases ``words [P, L, D]``
+        with ``lengths [P]``, for the attention heads named in ``heads`` (all by default)."""
+        heads = self.heads if heads is None else heads
         if words.shape[0] == 0:
             empty = words.new_zeros(0, self.state_dim)
-            return empty, {h: words.new_zeros(0, self.out_dim) for h in self.heads}
+            return empty, {h: words.new_zeros(0, self.out_dim) for h in heads}
         packed = pack_padded_sequence(words, lengths.cpu(), batch_first=True,
                                       enforce_sorted=False)
         out, (h_n, _) = self.lstm(packed)
@@ -192,7 +196,7 @@ class PhraseEncoder(nn.Module):
         lengths = lengths.to(words.device)
         valid = torch.arange(words.shape[1], device=words.device)[None] < lengths[:, None]
         result = {}
-        for h in self.heads:
+        for h in heads:
             score = self.attn[h](feats).squeeze(-1).masked_fill(~valid, float("-inf"))
             weights = torch.softmax(score, dim=-1).unsqueeze(-1)
             if release:

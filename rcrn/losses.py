@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
-from rcrn.models.rcrn import ModelOutput
+from rcrn.models.output import ModelOutput
 
 __all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items"]
 

@@ -25,6 +25,7 @@ Forms:
                                              GateProd named NAME (own β^rel parameters)
     ``(classify X)``                         Classify -> confidence of every node
     ``(and P ...)``                          And -> match probability of every graph
+    ``(or M ...)``                           the largest of several match readouts
     ``(compare P ...)``                      Compare along every edge (Eq. 8): a
                                              confidence of a bottom-up pass scores
                                              parent - child, one of a top-down pass
@@ -34,26 +35,76 @@ Forms:
 Gate modes: ``full`` (paper), ``lang`` (no context in β), ``ctx`` (no language
 in β), ``const`` (constant β).  Identical sub-expressions are evaluated once
 per forward pass, so writing the same branch twice costs nothing.
+
+:data:`FORMS` is the registry of the forms: their arguments and what they yield.
+Parsing, checking and :func:`walk` read it; the model evaluates a form with the
+function registered for its name (``rcrn.models.rcrn.EVALUATE``).  A new form is
+one entry here and one evaluation function there.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from rcrn.errors import RcrnError
 
-__all__ = ["Expr", "parse", "to_text", "local", "select", "propagate", "classify", "and_",
-           "compare", "outputs", "KINDS", "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError",
-           "with_k", "resolve",
-           "validate", "direction",
-           "gate_specs"]
+__all__ = ["Expr", "Form", "FORMS", "ATOMS", "parse", "to_text", "walk", "validate",
+           "local", "select", "propagate", "classify", "and_", "or_", "compare", "outputs",
+           "RCRN_PROGRAM", "ABLATIONS", "TABLE3", "ProgramError", "with_k", "resolve",
+           "direction", "gate_specs"]
 
 Expr = tuple | str | int
 
 
 class ProgramError(RcrnError, ValueError):
     """A malformed program; the message quotes the offending form."""
+
+
+# --------------------------------------------------------------- the forms
+#: what an argument of a form may be besides an expression: a count, a direction, a name
+ATOMS = {"int": "an integer >= 1", "direction": "up or down", "name": "a name"}
+
+
+@dataclass(frozen=True)
+class Form:
+    """One form of the language: its arguments and what it yields.
+
+    Attributes:
+        args: the kind of each positional argument, in order: an expression's kind
+            (``"belief"``, ``"conf"``, ``"match"``, ``"edges"``) or an atom of
+            :data:`ATOMS`.
+        kind: what the form yields.
+        more: how many further arguments of the last kind it takes (-1: any number).
+        gated: it takes the ``:gate MODE`` option (stored as its last element).
+        usage: the form as the error messages show it.
+    """
+
+    args: tuple[str, ...]
+    kind: str
+    usage: str
+    more: int = 0
+    gated: bool = False
+
+    def arity(self) -> str:
+        n = len(self.args)
+        return (f"{n}" if not self.more else f"{n} or more" if self.more < 0
+                else f"{n} to {n + self.more}")
+
+
+FORMS: dict[str, Form] = {
+    "local": Form((), "belief", "(local [:gate MODE])", gated=True),
+    "select": Form(("int", "belief"), "belief", "(select K X)"),
+    "propagate": Form(("direction", "belief", "name"), "belief",
+                      "(propagate up|down X NAME [:gate MODE])", gated=True),
+    "classify": Form(("belief",), "conf", "(classify X)"),
+    "and": Form(("conf",), "match", "(and P ...)", more=-1),
+    "or": Form(("match",), "match", "(or M ...)", more=-1),
+    "compare": Form(("conf",), "edges", "(compare P [P])", more=1),
+}
+"""The registry of the forms a program is built from (see the module docstring)."""
 
 
 # ---------------------------------------------------------------- builders
@@ -75,6 +126,10 @@ def classify(x: tuple) -> tuple:
 
 def and_(*ps: tuple) -> tuple:
     return ("and",) + tuple(ps)
+
+
+def or_(*ms: tuple) -> tuple:
+    return ("or",) + tuple(ms)
 
 
 def compare(*ps: tuple) -> tuple:
@@ -159,26 +214,24 @@ def _normalise(tree: Any) -> Any:
         else:
             plain.append(_normalise(a))
             i += 1
-    if head == "local":
-        _no_extra(head, options, plain, 0)
-        return local(options.get("gate", "full"))
-    if head == "propagate":
-        _no_extra(head, options, plain, 3, gate=True)
-        return propagate(plain[0], plain[1], plain[2], options.get("gate", "full"))
     if head in ("ground", "match", "mismatch"):
-        _no_extra(head, options, plain, 1)
+        if options or len(plain) != 1:
+            raise ProgramError(f"({head} X) takes one expression and no options")
         return (head, plain[0])
-    if options:
-        raise ProgramError(f"({head} ...) takes no options, got {sorted(options)}")
-    return (head,) + tuple(plain)
-
-
-def _no_extra(head: str, options: dict, plain: list, n: int, gate: bool = False) -> None:
-    allowed = {"gate"} if (gate or head == "local") else set()
-    if set(options) - allowed:
-        raise ProgramError(f"({head} ...) does not take options {sorted(set(options) - allowed)}")
-    if len(plain) != n:
-        raise ProgramError(f"({head} ...) takes {n} argument(s), got {len(plain)}")
+    form = FORMS.get(head)
+    if form is None:
+        if options:
+            raise ProgramError(f"({head} ...) takes no options, got {sorted(options)}")
+        return (head,) + tuple(plain)
+    extra = sorted(set(options) - ({"gate"} if form.gated else set()))
+    if extra:
+        raise ProgramError(f"{form.usage} does not take options {extra}")
+    if not len(form.args) <= len(plain) <= (len(form.args) + form.more if form.more >= 0
+                                            else len(plain)):
+        raise ProgramError(f"{form.usage} takes {form.arity()} argument(s), got "
+                           f"{len(plain)}: ({head} ...)")
+    gate = (("gate", options.get("gate", "full")),) if form.gated else ()
+    return (head,) + tuple(plain) + gate
 
 
 def to_text(expr: Any) -> str:
@@ -193,16 +246,20 @@ def to_text(expr: Any) -> str:
 
 
 # -------------------------------------------------------------- checking
-#: what every evaluable form yields: a belief, a node confidence, a match probability or
-#: edge scores
-KINDS = {"local": "belief", "select": "belief", "propagate": "belief", "classify": "conf",
-          "and": "match", "compare": "edges"}
+def walk(expr: Any) -> Iterator[tuple]:
+    """Every evaluable sub-expression of ``expr`` (a program or a form), parents before
+    their arguments, in the order written; shared sub-expressions once per use."""
+    if isinstance(expr, tuple) and expr:
+        if expr[0] in FORMS:
+            yield expr
+        for x in expr[1:]:
+            yield from walk(x)
 
 
 def _kind(expr: Any) -> str:
-    if not isinstance(expr, tuple) or not expr or expr[0] not in KINDS:
+    if not isinstance(expr, tuple) or not expr or expr[0] not in FORMS:
         raise ProgramError(f"not an expression: {to_text(expr)}")
-    return KINDS[expr[0]]
+    return FORMS[expr[0]].kind
 
 
 def validate(expr: tuple) -> None:
@@ -224,44 +281,30 @@ def validate(expr: tuple) -> None:
             raise ProgramError(f"({part[0]} ...) needs a {want[part[0]]}, "
                                f"got {to_text(part[1])}")
 
-    def gates(e: Any) -> None:
-        if isinstance(e, tuple):
-            if e[:1] == ("gate",) and e[1] not in GATE_MODES:
-                raise ProgramError(f"gate mode {e[1]!r} is not one of {GATE_MODES}")
-            for x in e[1:]:
-                gates(x)
-    gates(expr)
+    for e in walk(expr):
+        if FORMS[e[0]].gated and e[-1][1] not in GATE_MODES:
+            raise ProgramError(f"gate mode {e[-1][1]!r} is not one of {GATE_MODES}")
     gate_specs(expr)
 
 
 def _check(expr: Any) -> str:
     kind = _kind(expr)
-    head = expr[0]
-    if head == "select":
-        if not (isinstance(expr[1], int) and expr[1] >= 1):
-            raise ProgramError(f"(select K X) needs K >= 1: {to_text(expr)}")
-        _expect(expr[2], "belief", expr)
-    elif head == "propagate":
-        if expr[1] not in ("up", "down"):
-            raise ProgramError(f"(propagate up|down X NAME): got direction {expr[1]!r}")
-        _expect(expr[2], "belief", expr)
-        if not isinstance(expr[3], str):
-            raise ProgramError(f"(propagate ...) needs a gate name: {to_text(expr)}")
-    elif head == "classify":
-        if len(expr) != 2:
-            raise ProgramError(f"(classify X) takes one belief: {to_text(expr)}")
-        _expect(expr[1], "belief", expr)
-    elif head == "and":
-        if len(expr) < 2:
-            raise ProgramError("(and P ...) needs at least one confidence")
-        for e in expr[1:]:
-            _expect(e, "conf", expr)
-    elif head == "compare":
-        if len(expr) not in (2, 3):
-            raise ProgramError(f"(compare P [P]) takes 1 or 2 confidences: "
-                               f"{to_text(expr)}")
-        for e in expr[1:]:
-            _expect(e, "conf", expr)
+    form = FORMS[expr[0]]
+    args = expr[1:-1] if form.gated else expr[1:]
+    for i, arg in enumerate(args):
+        want = form.args[min(i, len(form.args) - 1)]
+        if want == "int":
+            ok = isinstance(arg, int) and arg >= 1
+        elif want == "direction":
+            ok = arg in ("up", "down")
+        elif want == "name":
+            ok = isinstance(arg, str)
+        else:
+            _expect(arg, want, expr)
+            continue
+        if not ok:
+            raise ProgramError(f"{form.usage}: argument {i + 1} ({want}) must be "
+                               f"{ATOMS[want]}, got {to_text(arg)!r} in {to_text(expr)}")
     return kind
 
 
@@ -273,21 +316,14 @@ def _expect(arg: Any, kind: str, parent: tuple) -> None:
 def gate_specs(expr: Any) -> dict[str, tuple[str, str]]:
     """``{module name: (kind, gate mode)}`` of every gated module the program uses."""
     specs: dict[str, tuple[str, str]] = {}
-
-    def walk(e: Any) -> None:
-        if not isinstance(e, tuple):
-            return
-        if e[:1] == ("local",):
+    for e in walk(expr):
+        if e[0] == "local":
             specs[f"local_{e[1][1]}"] = ("gatesum", e[1][1])
-        if e[:1] == ("propagate",):
+        elif e[0] == "propagate":
             name, mode = e[3], e[4][1]
             if name in specs and specs[name] != ("gateprod", mode):
                 raise ProgramError(f"gate {name!r} used with two gate modes")
             specs[name] = ("gateprod", mode)
-        for x in e[1:]:
-            walk(x)
-
-    walk(expr)
     return specs
 
 
@@ -368,16 +404,7 @@ def resolve(program: str, k: int) -> tuple:
     if program in ABLATIONS:
         return with_k(ABLATIONS[program], k)
     expr = parse(program)
-    ks: set[int] = set()
-
-    def walk(e: Any) -> None:
-        if isinstance(e, tuple):
-            if e[:1] == ("select",):
-                ks.add(e[1])
-            for x in e:
-                walk(x)
-
-    walk(expr)
+    ks = {e[1] for e in walk(expr) if e[0] == "select"}
     if ks - {k}:
         raise ProgramError(f"the program selects the top {min(ks - {k})} regions but model.k "
                            f"is {k}: one K serves Select and Classify; write (select {k} ...) "

@@ -534,3 +534,28 @@ def test_single_node_graph_without_relations():
     out, _ = run(model, problems, vocab)
     assert out.mismatch_index.tolist() == [-1, -1]
     assert ((out.match_prob > 0) & (out.match_prob < 1)).all()
+
+
+def test_every_form_of_the_registry_has_an_evaluation() -> None:
+    from rcrn.models.rcrn import EVALUATE
+
+    assert set(EVALUATE) == set(P.FORMS)
+
+
+@pytest.mark.parametrize("official", [False, True])
+def test_an_or_form_takes_the_largest_of_its_match_readouts(official) -> None:
+    up = "(and (classify (propagate up (select 5 (local)) u)))"
+    down = "(and (classify (propagate down (select 5 (local)) d)))"
+    problems = random_set(50, dim=OFFICIAL_SMALL["vis_dim"] if official else SMALL["vis_dim"])
+    model, vocab = build(problems, f"(outputs (match (or {up} {down})))", seed=50,
+                         official=official)
+    out, _ = run(model, problems, vocab)
+    a, b = out.values[up], out.values[down]
+    assert (a > b).any() and (b > a).any()              # each readout wins somewhere
+    if official:                                         # confidences are logits there
+        torch.testing.assert_close(out.match_logit, torch.maximum(a, b), rtol=0, atol=0)
+        torch.testing.assert_close(out.match_prob, torch.sigmoid(torch.maximum(a, b)))
+    else:
+        torch.testing.assert_close(out.match_prob, torch.maximum(a, b), rtol=0, atol=0)
+    with pytest.raises(P.ProgramError, match=r"\(or \(classify \(local\)\)\): expected a match"):
+        P.parse("(outputs (match (or (classify (local)))))")

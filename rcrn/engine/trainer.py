@@ -403,31 +403,8 @@ def predict(model: RCRN, problems: Sequence[GroundingProblem], vocab: Vocab,
     for batch in tqdm(loader, desc="predict", disable=not progress, leave=False):
         batch = batch.to(device)
         out = model(batch)
-        preds.extend(predictions_from_output(out, batch))
+        preds.extend(out.to_predictions(batch))
     model.train(was_training)
-    return preds
-
-
-def predictions_from_output(out: Any, batch: GroundingBatch) -> list[Prediction]:
-    """Split a batched ``ModelOutput`` into one ``Prediction`` per item."""
-    preds = []
-    scores = out.edge_scores.detach().cpu() if out.edge_scores is not None else None
-    for g, item in enumerate(batch.ids):
-        rel_scores: list[float] = []
-        if scores is not None:
-            edges = (batch.edge_batch == g).nonzero().flatten().cpu()
-            order = batch.edge_relation[edges].cpu()
-            rel = torch.zeros(len(edges))
-            rel[order] = scores[edges].float()
-            rel_scores = rel.tolist()
-        mm = int(out.mismatch_index[g]) if out.mismatch_index is not None else -1
-        preds.append(Prediction(
-            id=item,
-            match_prob=float(out.match_prob[g]) if out.match_prob is not None else 1.0,
-            box=(out.box[g].detach().cpu().tolist()
-                 if out.box is not None and int(out.ground_index[g]) >= 0 else None),
-            proposal=int(out.ground_index[g]) if out.ground_index is not None else -1,
-            mismatched_relation=mm if mm >= 0 else None, relation_scores=rel_scores))
     return preds
 
 

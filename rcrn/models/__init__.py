@@ -1,5 +1,6 @@
 """Models built from the primitives."""
 
-from rcrn.models.rcrn import RCRN, Belief, ModelOutput, RCRNConfig
+from rcrn.models.output import ModelOutput
+from rcrn.models.rcrn import RCRN, Belief, RCRNConfig
 
 __all__ = ["RCRN", "RCRNConfig", "Belief", "ModelOutput"]

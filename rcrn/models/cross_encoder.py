@@ -27,7 +27,7 @@ from torch import nn
 
 from rcrn.batching import GroundingBatch
 from rcrn.boxes import decode_deltas
-from rcrn.models.rcrn import ModelOutput
+from rcrn.models.output import ModelOutput
 from rcrn.models.vl import VLConfig, VLEncoder
 from rcrn.nn import MLP
 

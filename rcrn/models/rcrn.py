@@ -21,6 +21,7 @@ from rcrn import programs as P
 from rcrn.batching import GroundingBatch
 from rcrn.boxes import decode_deltas
 from rcrn.encoders import PhraseEncoder, WordEmbedding, location_feature
+from rcrn.models.output import ModelOutput
 from rcrn.models.uniter import UniterEncoder, UniterSettings, WordPieces, box_positions
 from rcrn.models.vl import VLConfig, VLEncoder
 from rcrn.nn import (
@@ -39,7 +40,7 @@ from rcrn.nn import (
 from rcrn.nn.functional import gate_context
 from rcrn.nn.sim import BNMLP, EntitySimBN, NormalizeScale, RelationSimBN
 
-__all__ = ["RCRNConfig", "RCRN", "Belief", "ModelOutput"]
+__all__ = ["RCRNConfig", "RCRN", "Belief", "Encoded", "ModelOutput"]
 
 
 @dataclass
@@ -270,91 +271,43 @@ class Belief:
 
 
 @dataclass
-class ModelOutput:
-    """What a forward pass returns.
+class Encoded:
+    """What every step of a program reads: the batch's phrases, regions and local scores
+    (:meth:`RCRN.encode`).
 
     Attributes:
-        match_prob: ``[B]`` P(match).
-        ground_belief: ``[B, N]`` the root's bottom-up belief (grounding branch).
-        ground_index: ``[B]`` chosen proposal (-1 when the graph has none).
-        box: ``[B, 4]`` predicted referent box in pixels (after regression).
-        deltas: ``[B, 4]`` regression offsets of the chosen proposal.
-        edge_scores: ``[E]`` Compare scores (lower = more suspect).
-        mismatch_index: ``[B]`` blamed relation index in each graph (-1 if none).
-        values: every evaluated sub-expression, keyed by its text.
-        ground_logits: ``[B, N]`` the grounding softmax's logits, what the loss reads
-            (RCRN: the root belief times ``grounding_scale``, divided by its largest
-            value first with ``grounding_norm: max``; padded slots are masked there).
-        match_logit: ``[B]`` the logit of P(match) when confidences are logits.
+        batch: the batch encoded.
+        phrase: ``[V, H]`` every entity phrase's BiLSTM state (the gates' language input).
+        context: ``[V, 2K]`` every node's gate context (its top-K local scores).
+        ent_app, ent_pos: ``[V, Dt]`` the entity phrases' appearance / location vectors.
+        rel: ``[E, Dt]`` the relation phrases' vectors.
+        rel_txt: ``[E, J]`` their Relation Sim text transform (release layers), else None.
+        regions: ``[B, N, Dv]`` region features (after the front end).
+        location: ``[B, N, 5]`` the regions' location feature.
+        boxes_flat: ``[B * N, 4]`` normalised boxes, batch-global slot order.
+        proj: ``[B * N, ...]`` region features as Relation Sim reads them.
+        node_mask: ``[V, N]`` the valid proposals of every node's image.
+        node_slots: ``[V, N]`` their batch-global slot indices.
+        b_app, b_pos: ``[V, N]`` the appearance and location Sim scores.
+        padded: ``[V]`` nodes of images with fewer boxes than ``release_slots`` (or None).
     """
 
-    match_prob: torch.Tensor | None
-    ground_belief: torch.Tensor | None
-    ground_index: torch.Tensor | None
-    box: torch.Tensor | None
-    deltas: torch.Tensor | None
-    edge_scores: torch.Tensor | None
-    mismatch_index: torch.Tensor | None
-    values: dict[str, Any] = field(default_factory=dict)
-    ground_logits: torch.Tensor | None = None
-    match_logit: torch.Tensor | None = None
-
-
-class _Encoded:
-    """Per-forward features shared by every step of the program."""
-
-    def __init__(self, model: RCRN, batch: GroundingBatch) -> None:
-        cfg = model.config
-        self.batch = batch
-        regions = model.region_features(batch)                         # [B, N, Dv]
-        text = None
-        if model.vl is not None:
-            _, text_ctx, region_ctx = model.vl(batch, regions)
-            regions = model.vl_regions(region_ctx) * batch.box_mask[..., None]
-            text = model.vl_words(text_ctx).reshape(-1, model.words.dim)
-        if model.uniter is not None:
-            if batch.texts is None:
-                raise ValueError("the batch has no texts; collate it with rcrn.batching.collate")
-            words_ctx, regions = model.uniter(batch.texts, regions,
-                                              box_positions(batch.boxes, batch.image_size),
-                                              batch.box_mask, batch.ids)
-            text = words_ctx.reshape(-1, words_ctx.shape[-1])
-        words = model.word_dropout(model.embed(batch.ent_tokens, batch.ent_token_pos, text))
-        self.phrase, heads = model.phrases(words, batch.ent_lengths)
-        self.ent_app, self.ent_pos = heads["app"], heads["pos"]
-        if batch.num_edges:
-            spo_words = model.word_dropout(model.embed(batch.spo_tokens, batch.spo_token_pos,
-                                                       text))
-            _, spo = model.phrases(spo_words, batch.spo_lengths)
-            self.rel = spo["spo"]
-        else:
-            self.rel = self.phrase.new_zeros(0, model.phrases.out_dim)
-        # the release's relation text BatchNorm sees every relation of the batch at once
-        self.rel_txt = (model.rel_sim.text_transform(self.rel) if cfg.layers == "release"
-                        else None)
-        self.regions = regions
-        boxes = batch.boxes
-        if cfg.boxes == "inclusive":
-            # the far corner one pixel further: sizes x2 - x1 + 1 as the release counts them
-            one_px = 1.0 / batch.image_size.clamp(min=1.0)              # [B, 2]
-            boxes = boxes + torch.cat([torch.zeros_like(one_px), one_px], -1)[:, None, :]
-        self.location = location_feature(boxes)                         # [B, N, 5]
-        B, N = batch.box_mask.shape
-        self.boxes_flat = boxes.reshape(B * N, 4)
-        flat = self.regions.reshape(B * N, -1)
-        self.proj = model.rel_sim.project(flat) if cfg.fused_pairs else flat
-        self.node_mask = batch.box_mask[batch.node_batch]               # [V, N]
-        self.node_slots = (batch.node_batch[:, None] * N
-                           + torch.arange(N, device=batch.box_mask.device)[None])
-        sim_kw = {"box_mask": batch.box_mask} if cfg.layers == "release" else {}
-        self.b_app = model.app_sim(self.ent_app, self.regions, batch.node_batch, **sim_kw)
-        self.b_pos = model.pos_sim(self.ent_pos, self.location, batch.node_batch, **sim_kw)
-        self.padded = None
-        if cfg.release_slots:
-            self.padded = (batch.box_mask.sum(1) < cfg.release_slots)[batch.node_batch]
-        self.phrase, self.context = gate_context(
-            self.phrase, [self.b_app, self.b_pos], self.node_mask, cfg.k,
-            detach_phrase=not cfg.gate_phrase_grad, pad=-1.0 if cfg.release_slots else 0.0)
+    batch: GroundingBatch
+    phrase: torch.Tensor
+    context: torch.Tensor
+    ent_app: torch.Tensor
+    ent_pos: torch.Tensor
+    rel: torch.Tensor
+    rel_txt: torch.Tensor | None
+    regions: torch.Tensor
+    location: torch.Tensor
+    boxes_flat: torch.Tensor
+    proj: torch.Tensor
+    node_mask: torch.Tensor
+    node_slots: torch.Tensor
+    b_app: torch.Tensor
+    b_pos: torch.Tensor
+    padded: torch.Tensor | None
 
 
 class BoxHead(nn.Module):
@@ -475,6 +428,61 @@ class RCRN(nn.Module):
             fn(key, value)
 
     # ------------------------------------------------------------ encoding
+    def encode(self, batch: GroundingBatch) -> Encoded:
+        """Phrases, regions and the local Sim scores of ``batch``, computed once per
+        forward pass for every step of the program."""
+        cfg = self.config
+        regions = self.region_features(batch)                          # [B, N, Dv]
+        text = None
+        if self.vl is not None:
+            _, text_ctx, region_ctx = self.vl(batch, regions)
+            regions = self.vl_regions(region_ctx) * batch.box_mask[..., None]
+            text = self.vl_words(text_ctx).reshape(-1, self.words.dim)
+        if self.uniter is not None:
+            if batch.texts is None:
+                raise ValueError("the batch has no texts; collate it with rcrn.batching.collate")
+            words_ctx, regions = self.uniter(batch.texts, regions,
+                                             box_positions(batch.boxes, batch.image_size),
+                                             batch.box_mask, batch.ids)
+            text = words_ctx.reshape(-1, words_ctx.shape[-1])
+        words = self.word_dropout(self.embed(batch.ent_tokens, batch.ent_token_pos, text))
+        phrase, heads = self.phrases(words, batch.ent_lengths, ("app", "pos"))
+        if batch.num_edges:
+            spo_words = self.word_dropout(self.embed(batch.spo_tokens, batch.spo_token_pos,
+                                                     text))
+            rel = self.phrases(spo_words, batch.spo_lengths, ("spo",))[1]["spo"]
+        else:
+            rel = phrase.new_zeros(0, self.phrases.out_dim)
+        # the release's relation text BatchNorm sees every relation of the batch at once
+        rel_txt = self.rel_sim.text_transform(rel) if cfg.layers == "release" else None
+        boxes = batch.boxes
+        if cfg.boxes == "inclusive":
+            # the far corner one pixel further: sizes x2 - x1 + 1 as the release counts them
+            one_px = 1.0 / batch.image_size.clamp(min=1.0)              # [B, 2]
+            boxes = boxes + torch.cat([torch.zeros_like(one_px), one_px], -1)[:, None, :]
+        location = location_feature(boxes)                              # [B, N, 5]
+        B, N = batch.box_mask.shape
+        flat = regions.reshape(B * N, -1)
+        proj = self.rel_sim.project(flat) if cfg.fused_pairs else flat
+        node_mask = batch.box_mask[batch.node_batch]                    # [V, N]
+        node_slots = (batch.node_batch[:, None] * N
+                      + torch.arange(N, device=batch.box_mask.device)[None])
+        sim_kw = {"box_mask": batch.box_mask} if cfg.layers == "release" else {}
+        b_app = self.app_sim(heads["app"], regions, batch.node_batch, **sim_kw)
+        b_pos = self.pos_sim(heads["pos"], location, batch.node_batch, **sim_kw)
+        padded = None
+        if cfg.release_slots:
+            padded = (batch.box_mask.sum(1) < cfg.release_slots)[batch.node_batch]
+        phrase, context = gate_context(
+            phrase, [b_app, b_pos], node_mask, cfg.k,
+            detach_phrase=not cfg.gate_phrase_grad, pad=-1.0 if cfg.release_slots else 0.0)
+        return Encoded(batch=batch, phrase=phrase, context=context, ent_app=heads["app"],
+                       ent_pos=heads["pos"], rel=rel, rel_txt=rel_txt, regions=regions,
+                       location=location, boxes_flat=boxes.reshape(B * N, 4),
+                       proj=proj,
+                       node_mask=node_mask, node_slots=node_slots, b_app=b_app, b_pos=b_pos,
+                       padded=padded)
+
     def embed(self, tokens: torch.Tensor, positions: torch.Tensor | None,
               text: torch.Tensor | None) -> torch.Tensor:
         """Word vectors of phrases ``[P, L] -> [P, L, word_dim]``: the contextual
@@ -498,7 +506,7 @@ class RCRN(nn.Module):
         return batch.box_feats
 
     # ---------------------------------------------------------- primitives
-    def local_belief(self, enc: _Encoded, mode: str) -> Belief:
+    def local_belief(self, enc: Encoded, mode: str) -> Belief:
         b, beta = self.gates[f"local_{mode}"]([enc.b_app, enc.b_pos], enc.phrase, enc.context,
                                              enc.node_mask, enc.padded)
         self._emit(f"beta:local_{mode}", beta)
@@ -508,7 +516,7 @@ class RCRN(nn.Module):
         values, pos, mask = Select(k)(x.values, x.mask)
         return Belief(values, x.slots.gather(1, pos), mask, x.updated)
 
-    def propagate(self, enc: _Encoded, x: Belief, direction: str, name: str) -> Belief:
+    def propagate(self, enc: Encoded, x: Belief, direction: str, name: str) -> Belief:
         """Bottom-up (``up``) or top-down (``down``) message passing (paper 4.2.1).
 
         One batched step per tree level: Select on the context nodes, relation
@@ -560,34 +568,19 @@ class RCRN(nn.Module):
         return Belief(b, x.slots, x.mask, updated)
 
     # ------------------------------------------------------------- program
-    def _eval(self, expr: tuple, enc: _Encoded, cache: dict[tuple, Any]) -> Any:
-        if expr in cache:
-            return cache[expr]
-        head = expr[0]
-        if head == "local":
-            value = self.local_belief(enc, expr[1][1])
-        elif head == "select":
-            value = self.prune(self._eval(expr[2], enc, cache), expr[1])
-        elif head == "propagate":
-            value = self.propagate(enc, self._eval(expr[2], enc, cache), expr[1], expr[3])
-        elif head == "classify":
-            x = self._eval(expr[1], enc, cache)
-            value = self.classify(x.values, x.mask, x.updated)
-        elif head == "and":
-            confs = [self._eval(e, enc, cache) for e in expr[1:]]
-            value = self.and_(confs, enc.batch.node_batch, enc.batch.num_graphs)
-        elif head == "compare":
-            ei = enc.batch.edge_index
-            value = sum((self.compare_down if P.direction(e) == "down" else self.compare_up)(
-                self._eval(e, enc, cache), ei) for e in expr[1:])
-        else:
-            raise P.ProgramError(f"cannot evaluate {P.to_text(expr)}")
-        cache[expr] = value
-        self._emit(P.to_text(expr), value)
-        return value
+    def _eval(self, expr: tuple, enc: Encoded, cache: dict[tuple, Any]) -> Any:
+        """The value of one form: its registered evaluation (:data:`EVALUATE`), each
+        distinct sub-expression evaluated once per forward pass."""
+        if expr not in cache:
+            evaluate = EVALUATE.get(expr[0])
+            if evaluate is None:
+                raise P.ProgramError(f"cannot evaluate {P.to_text(expr)}")
+            cache[expr] = evaluate(self, expr, enc, lambda e: self._eval(e, enc, cache))
+            self._emit(P.to_text(expr), cache[expr])
+        return cache[expr]
 
     def forward(self, batch: GroundingBatch) -> ModelOutput:
-        enc = _Encoded(self, batch)
+        enc = self.encode(batch)
         cache: dict[tuple, Any] = {}
         parts = dict(self.program[1:])
         out = ModelOutput(None, None, None, None, None, None, None)
@@ -628,7 +621,7 @@ class RCRN(nn.Module):
                  else float(self.config.grounding_scale))
         return scale * belief
 
-    def _regress(self, enc: _Encoded, index: torch.Tensor
+    def _regress(self, enc: Encoded, index: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
         batch = enc.batch
         B = batch.num_graphs
@@ -658,3 +651,35 @@ class RCRN(nn.Module):
 
     def extra_repr(self) -> str:
         return f"program={P.to_text(self.program)}"
+
+
+# ---------------------------------------------------------------- evaluation
+#: ``Evaluate(model, expr, encoded, ev)``: the value of the form ``expr``; ``ev(e)`` is
+#: the (cached) value of a sub-expression ``e``.
+Evaluate = Callable[[RCRN, tuple, Encoded, Callable[[Any], Any]], Any]
+
+
+def _compare(model: RCRN, expr: tuple, enc: Encoded, ev: Callable[[Any], Any]) -> Any:
+    ei = enc.batch.edge_index
+    return sum((model.compare_down if P.direction(e) == "down" else model.compare_up)(
+        ev(e), ei) for e in expr[1:])
+
+
+def _classify(model: RCRN, expr: tuple, enc: Encoded, ev: Callable[[Any], Any]) -> Any:
+    x = ev(expr[1])
+    return model.classify(x.values, x.mask, x.updated)
+
+
+EVALUATE: dict[str, Evaluate] = {
+    "local": lambda m, e, enc, ev: m.local_belief(enc, e[1][1]),
+    "select": lambda m, e, enc, ev: m.prune(ev(e[2]), e[1]),
+    "propagate": lambda m, e, enc, ev: m.propagate(enc, ev(e[2]), e[1], e[3]),
+    "classify": _classify,
+    "and": lambda m, e, enc, ev: m.and_([ev(x) for x in e[1:]], enc.batch.node_batch,
+                                        enc.batch.num_graphs),
+    # the largest of the match readouts (probabilities or logits: the maximum commutes
+    # with the sigmoid)
+    "or": lambda m, e, enc, ev: torch.stack([ev(x) for x in e[1:]]).amax(0),
+    "compare": _compare,
+}
+"""How RCRN evaluates every form of ``rcrn.programs.FORMS``."""

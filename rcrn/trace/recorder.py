@@ -204,35 +204,19 @@ class TraceRecorder:
 def _subexpressions(program: tuple) -> dict[str, tuple]:
     """``{text: expression}`` of every evaluable sub-expression of a program."""
     found: dict[str, tuple] = {}
-
-    def walk(e: Any) -> None:
-        if not isinstance(e, tuple) or not e:
-            return
-        if e[0] in P.KINDS:
-            found.setdefault(P.to_text(e), e)
-        for x in e[1:]:
-            walk(x)
-
-    walk(program)
+    for e in P.walk(program):
+        found.setdefault(P.to_text(e), e)
     return found
 
 
 def _branches(program: tuple) -> dict[str, list[str]]:
     """``{sub-expression text: [output names using it]}``."""
     used: dict[str, list[str]] = {}
-
-    def walk(e: Any, name: str) -> None:
-        if not isinstance(e, tuple) or not e:
-            return
-        if e[0] in P.KINDS:
+    for name, branch in program[1:]:
+        for e in P.walk(branch):
             names = used.setdefault(P.to_text(e), [])
             if name not in names:
                 names.append(name)
-        for x in e[1:]:
-            walk(x, name)
-
-    for part in program[1:]:
-        walk(part[1], part[0])
     return used
 
 
