@@ -188,8 +188,8 @@ def test_data_keys_follow_the_benchmark():
     with pytest.raises(ConfigError, match=r"data\.threshold must be an integer >= 1 or null, "
                                           r"got 1\.5"):
         check_config(dict(gitm, data=dict(gitm["data"], threshold=1.5)))
-    # the synthetic data section trained with --benchmark gitm_mr (official.yaml's README
-    # use): the synthetic keys are known, checked by their own rules, and unused
+    # the synthetic data section trained with --benchmark gitm_mr (official.yaml's use in
+    # docs/usage.md): the synthetic keys are known, checked by their own rules, and unused
     official = ["data.benchmark=gitm_mr", "data.train_subset=len16"]
     check_config(load_config(CONFIGS / "official.yaml", official))
     with pytest.raises(ConfigError, match=r"data\.scenes must be an integer >= 1, got 'x'"):

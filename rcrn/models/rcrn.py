@@ -78,8 +78,8 @@ class RCRNConfig:
 
     The remaining switches choose between the official release's computation and the
     toolkit's own (``RCRNConfig.official()`` sets every one to the release's; the
-    README's table "The official preset and the toolkit's departures" says what each
-    changes and what it measured):
+    table "The official preset and the toolkit's departures" in docs/ablations.md says
+    what each changes and what it measured):
 
     * ``layers``: ``"release"`` builds the release's networks (BatchNorm and Dropout
       ``dropout`` in every feature transformation, NormalizeScale x20 on region,
