@@ -30,6 +30,7 @@ from benchmarks.base import (
     prediction_where,
     read_prediction_file,
 )
+from benchmarks.config_keys import TABLES as _CONFIG_TABLES  # noqa: F401  (registers them)
 from rcrn.errors import RcrnError
 from rcrn.structures import Prediction, Proposals
 

@@ -39,15 +39,5 @@ __all__ = [
     "GitmMrObjects", "SgmnObjects", "CocoBoxes", "GqaSceneGraphs",
     "FeatureStore", "StoreWriter", "open_store", "convert", "store_info",
     "ComponentsDetector", "find_components", "label_components",
-    "RegionCNN", "roi_align", "Detectron2Detector",
+    "Detectron2Detector",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # the torch-based region head is imported on first use: reading detector outputs
-    # and feature stores does not need torch
-    if name in ("RegionCNN", "roi_align"):
-        from detectors import region_cnn
-
-        return getattr(region_cnn, name)
-    raise AttributeError(f"module 'detectors' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from rcrn.experiments.cli import main
+from rcrn.cli.experiments import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -11,14 +11,14 @@ import torch
 from detectors.store import StoreWriter
 from rcrn.batching import Vocab, collate
 from rcrn.cli import main
-from rcrn.engine.bench import (
+from rcrn.cli.bench import (
     PeakMemory,
     bench_pipeline,
     bench_training,
     pipeline_markdown,
     training_markdown,
 )
-from rcrn.engine.data import StoreProblemDataset, make_store_loader
+from detectors.dataset import StoreProblemDataset, make_store_loader
 from rcrn.structures import GroundingProblem, Proposals
 from rcrn.testing import random_problem
 

@@ -10,7 +10,7 @@ from PIL import Image
 
 from benchmarks.base import DataError
 from rcrn.cli import main
-from rcrn.engine.benchmark_runs import load_run
+from rcrn.cli.benchmark_runs import load_run
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "rcrn" / "configs" / "vsr.yaml")
 TINY = ["model.word_dim=8", "model.lstm_hidden=8", "model.joint=16", "model.hidden=16",

@@ -12,7 +12,7 @@ import torch
 from rcrn.cli import main
 from rcrn.engine import schema
 from rcrn.engine.config import ConfigError, check_config, load_config
-from rcrn.experiments.lengthgen import load_experiment
+from rcrn.cli.lengthgen import load_experiment
 
 CONFIGS = Path(__file__).resolve().parents[1] / "rcrn" / "configs"
 SYNTHETIC = CONFIGS / "synthetic.yaml"
@@ -40,7 +40,7 @@ def test_every_shipped_config_passes(name):
 
 def test_the_shipped_experiment_config_passes_with_every_model_entry():
     exp = load_experiment(CONFIGS / "lengthgen.yaml")
-    from rcrn.experiments.lengthgen import run_config
+    from rcrn.cli.lengthgen import run_config
 
     for model in exp.models:
         check_config(run_config(exp, model, next(iter(exp.subsets)), exp.seeds[0]))
@@ -132,7 +132,7 @@ def test_demo_and_lengthgen_check_their_configs(tmp_path, capsys):
 def test_a_lengthgen_model_entry_is_checked(tmp_path):
     exp = {"base": str(SYNTHETIC), "overrides": {"data": {"root": str(tmp_path / "data")}},
            "models": {"rcrn": {"train": {"lr": -1}}}, "subsets": {"all": {}}}
-    from rcrn.experiments.lengthgen import run_experiment
+    from rcrn.cli.lengthgen import run_experiment
 
     with pytest.raises(ConfigError, match=r"models\.rcrn: .*train\.lr must be a number > 0, "
                                           r"got -1"):

@@ -14,7 +14,7 @@ import yaml
 
 from rcrn import programs as P
 from rcrn.engine.config import ConfigError
-from rcrn.experiments.lengthgen import (
+from rcrn.cli.lengthgen import (
     load_experiment,
     run_config,
     run_experiment,
@@ -130,7 +130,7 @@ def test_csv_rows_and_bucket_counts_add_up(done, dataset):
 
 
 def test_parts_agree_with_the_benchmark_evaluation(done):
-    from rcrn.engine.commands import synthetic_benchmark
+    from rcrn.cli.commands import synthetic_benchmark
     from rcrn.structures import Prediction
 
     d = done.out / "runs" / "rcrn" / "len_words" / "seed0"
@@ -214,7 +214,7 @@ def test_a_model_of_another_arch_trains_with_its_own_model_section(dataset, tmp_
 
 
 def test_the_packaged_experiment_config_plans_twelve_runs(tmp_path):
-    from rcrn.experiments.lengthgen import default_experiment_path
+    from rcrn.cli.lengthgen import default_experiment_path
 
     exp = load_experiment(default_experiment_path())
     assert set(exp.models) == {"rcrn", "cross_encoder"} and len(exp.seeds) == 3

@@ -40,7 +40,7 @@ from benchmarks.viphy.metrics import normalise_rows
 from rcrn import programs as P
 from rcrn import safe_pickle
 from rcrn.cli import main
-from rcrn.engine.benchmark_runs import image_path
+from rcrn.cli.benchmark_runs import image_path
 from rcrn.structures import Prediction
 
 FUZZ = settings(deadline=None, max_examples=40,

@@ -12,7 +12,7 @@ from rcrn.errors import RcrnError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from rcrn.trace.cli import register
+    from rcrn.cli.trace import register
 
     parser = argparse.ArgumentParser(prog="rcrn")
     register(parser.add_subparsers(dest="command"))
@@ -24,7 +24,7 @@ def test_trace_command_writes_json_png_html_for_the_chosen_items(tmp_path: Path)
     from benchmarks.synthetic import SyntheticBenchmark
     from benchmarks.synthetic.benchmark import ensure_dataset
     from rcrn.batching import Vocab
-    from rcrn.engine.commands import default_config_path
+    from rcrn.cli.commands import default_config_path
     from rcrn.engine.config import load_config
     from rcrn.engine.trainer import build_model, save_checkpoint
     from rcrn.trace import Trace

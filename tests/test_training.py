@@ -143,7 +143,7 @@ def test_transformer_word_vectors_name_the_missing_package(tmp_path):
 
 
 def test_bench_propagation_reports_every_figure():
-    from rcrn.engine.bench import bench_propagation
+    from rcrn.cli.bench import bench_propagation
 
     rows = list(bench_propagation(dims=["synthetic"], batches=[2], proposals=[5], nodes=[3],
                                   min_time=0.0))
@@ -172,7 +172,7 @@ def test_bad_model_settings_are_config_errors(tmp_path):
 
 def test_synthetic_data_settings_reach_the_generator(tmp_path):
     from benchmarks.synthetic.benchmark import load_manifest
-    from rcrn.engine.commands import synthetic_benchmark
+    from rcrn.cli.commands import synthetic_benchmark
 
     config = {"seed": 2, "data": {"root": str(tmp_path / "syn"), "scenes": 5, "per_scene": 1}}
     bench = synthetic_benchmark(config, "train", progress=False)

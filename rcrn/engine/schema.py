@@ -13,7 +13,8 @@ The sections (:data:`SECTIONS`):
 
 * ``seed``: the run's seed; ``train``, ``eval``, ``loss``, ``words`` and
   ``region_encoder``: the tables below;
-* ``data``: a table per benchmark (:data:`DATA`), chosen by ``data.benchmark``.  Keys
+* ``data``: a table per benchmark (:data:`DATA`, registered by the ``benchmarks``
+  package), chosen by ``data.benchmark``.  Keys
   of another benchmark's table are checked by its rules and left unused (a config
   written for the synthetic benchmark may be trained with ``--benchmark gitm_mr``);
 * ``model``: the fields of ``RCRNConfig`` (``model.arch: rcrn``, the default) or of
@@ -37,10 +38,10 @@ from typing import Any
 
 from rcrn.engine.config import ConfigError
 
-__all__ = ["Setting", "SECTIONS", "DATA", "BENCHMARKS", "MODEL_RANGES", "check_config",
-           "describe"]
+__all__ = ["Setting", "SECTIONS", "DATA", "MODEL_RANGES", "register_data", "check_config",
+           "describe", "Int", "Float", "Bool", "Text", "Choice", "Custom", "UINT32"]
 
-_UINT32 = 2 ** 32 - 1
+UINT32 = 2 ** 32 - 1
 #: a number YAML 1.1 reads as text (no dot before the exponent: ``1e-3``, ``5E4``)
 _NUMBER_TEXT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 
@@ -266,57 +267,10 @@ def _compile(v: Any) -> Any:
     return v
 
 
-def _image_size(v: Any) -> Any:
-    if _is_int(v) and v >= 16:
-        return v
-    if isinstance(v, list) and len(v) == 2 and all(_is_int(x) and x >= 16 for x in v):
-        return v
-    raise ValueError("")
-
-
-def _proposals(v: Any) -> Any:
-    if isinstance(v, str) and v.strip():
-        return v
-    if isinstance(v, dict) and isinstance(v.get("format"), str) and v["format"]:
-        return v
-    raise ValueError("")
-
-
 def _glove(v: Any) -> Any:
     if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) and x for x in v):
         return v
     raise ValueError("")
-
-
-def _parser_names() -> tuple[str, ...]:
-    try:
-        import parsers
-    except ImportError:
-        return ()
-    return tuple(b["name"] for b in parsers.available())
-
-
-def _parser(null: bool) -> Setting:
-    return Choice("the text parser (rcrn parse --list-parsers lists them)", _parser_names,
-                  null=null)
-
-
-def _synthetic_subsets() -> tuple[str, ...]:
-    from benchmarks.synthetic.splits import TRAIN_SUBSETS
-
-    return tuple(TRAIN_SUBSETS)
-
-
-def _gitm_subset(v: Any) -> Any:
-    from benchmarks.gitm_mr import canonical_subset
-
-    if not isinstance(v, str):
-        raise ValueError("")
-    try:
-        canonical_subset(v)
-    except ValueError:
-        raise ValueError("") from None
-    return v
 
 
 # ------------------------------------------------------------------ the tables
@@ -376,59 +330,28 @@ REGION_ENCODER: dict[str, Setting] = {
                       _int_list(3, 1)),
 }
 
-#: Benchmarks ``rcrn train`` runs from a config (``data.benchmark``).
-BENCHMARKS = ("synthetic", "gitm_mr", "vsr", "whatsup")
+#: ``data`` keys by benchmark (besides ``benchmark`` and ``root``): every benchmark that
+#: ``rcrn train`` runs from a config registers its table with :func:`register_data` (the
+#: ``benchmarks`` package does, on import).
+DATA: dict[str, dict[str, Setting]] = {}
+
+
+def register_data(benchmark: str, table: dict[str, Setting]) -> None:
+    """Make ``benchmark`` a value of ``data.benchmark`` whose own keys are ``table``."""
+    DATA[benchmark] = dict(table)
+
+
+def _benchmarks() -> tuple[str, ...]:
+    return tuple(DATA)
+
 
 _COMMON: dict[str, Setting] = {
-    "benchmark": Choice("the benchmark trained on", BENCHMARKS,
+    "benchmark": Choice("the benchmark trained on", _benchmarks,
                         canonical=lambda s: s.replace("-", "_")),
     "root": Text("the dataset folder", null=True, what="a folder path"),
 }
 
-_RUN = {  # VSR and What'sUp (rcrn.engine.benchmark_runs)
-    "split": Text("the training split (e.g. random/train, controlled_a)", null=True,
-                  what="a split name"),
-    "eval_split": Text("the split evaluated at the end of training", null=True,
-                       what="a split name"),
-    "proposals": Custom("region proposals", "a COCO instances_*.json path or "
-                        "{format: NAME, path: P, ...}", _proposals, null=True),
-    "image_size": Custom("side (or [width, height]) images are resized to",
-                         "an integer >= 16 or [width, height] of integers >= 16",
-                         _image_size, null=True),
-    "concept_filter": Bool("keep the boxes of the caption's concepts (default: for "
-                           "ground-truth boxes)", null=True),
-}
-
-#: ``data`` keys by benchmark (besides ``benchmark`` and ``root``).
-DATA: dict[str, dict[str, Setting]] = {
-    "synthetic": {
-        "scenes": Int("scenes generated when the data root is absent", lo=1),
-        "seed": Int("the generator's seed (default: the run's seed)", lo=0, hi=_UINT32),
-        "per_scene": Int("expression pairs generated per scene", lo=1),
-        "train_subset": Choice("train on a subset (Train-LenX), null: every pair",
-                               _synthetic_subsets, null=True),
-        "length": Choice("in- / out-of-distribution by", ("words", "relations")),
-        "parser": _parser(null=False),
-        "detector": Choice("boxes from pixels (components), null: the ground-truth boxes",
-                           ("components",), null=True),
-    },
-    "gitm_mr": {
-        "train_subset": Custom("train subset", "len16, len11 or uniform (or an alias such "
-                               "as Train-Len16)", _gitm_subset, null=True),
-        "eval_split": Choice("the split evaluated at the end of training",
-                             ("train", "val", "test"), null=True),
-        "parser": _parser(null=True),
-        "proposals": Text("another vinvl_objects folder (null: root/vinvl_objects)",
-                          null=True, what="a folder path"),
-        "threshold": Int("in / out-of-distribution word threshold (null: 16, 11 for "
-                         "len11)", lo=1, null=True),
-        "rules": Choice("the metrics' rules", ("official", "toolkit")),
-    },
-    "vsr": dict(_RUN),
-    "whatsup": dict(_RUN),
-}
-
-_SEED = Int("the run's seed", lo=0, hi=_UINT32)
+_SEED = Int("the run's seed", lo=0, hi=UINT32)
 
 #: Top-level keys: the seed and the sections (``model`` and ``data`` are described above).
 SECTIONS: dict[str, Any] = {
@@ -521,9 +444,9 @@ def _check_data(data: dict[str, Any]) -> None:
         elif key in own:
             data[key] = own[key](path, value)
         else:
-            others = [b for b in BENCHMARKS if key in DATA[b]]
+            others = [b for b in DATA if key in DATA[b]]
             if not others:
-                known = set(_COMMON) | {k for b in BENCHMARKS for k in DATA[b]}
+                known = set(_COMMON) | {k for b in DATA for k in DATA[b]}
                 raise _unknown("data", key, value, sorted(known),
                                listed=[*_COMMON, *own], benchmark=bench)
             # another benchmark's setting: unused here, but it must be a valid one
@@ -679,6 +602,8 @@ def describe() -> str:
             lines.append(f"{name}.{key}: {s.allowed} -- {s.doc}")
     for key, s in _COMMON.items():
         lines.append(f"data.{key}: {s.allowed} -- {s.doc}")
+    if not DATA:
+        lines.append("data.*: no benchmark registered its keys (import benchmarks)")
     for bench, table in DATA.items():
         for key, s in table.items():
             lines.append(f"data.{key} ({bench}): {s.allowed} -- {s.doc}")

@@ -26,7 +26,7 @@ from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
-__all__ = ["PixelRegions", "build_model", "ProblemDataset", "make_loader", "predict",
+__all__ = ["build_model", "ProblemDataset", "make_loader", "predict",
            "Trainer", "save_checkpoint", "load_checkpoint", "read_checkpoint",
            "CheckpointError", "seed_everything", "rng_states", "set_rng_states",
            "state_digest", "DEFAULT_CHECKPOINT_EVERY", "RESUME_MAY_CHANGE"]
@@ -95,25 +95,6 @@ def set_rng_states(states: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all([s.cpu() for s in states["cuda"]])
 
 
-class PixelRegions(nn.Module):
-    """Region features from pixels: ``(images [U,3,H,W], image_index [B], boxes_px [B,N,4])
-    -> [B,N,D]``; each distinct image goes through the encoder once.
-
-    Wraps a per-box encoder taking ``[K, 5]`` rois (``detectors.RegionCNN``).
-    """
-
-    def __init__(self, encoder: nn.Module) -> None:
-        super().__init__()
-        self.encoder = encoder
-
-    def forward(self, images: torch.Tensor, image_index: torch.Tensor,
-                boxes_px: torch.Tensor) -> torch.Tensor:
-        B, N, _ = boxes_px.shape
-        index = image_index.to(boxes_px.dtype)
-        rois = torch.cat([index.repeat_interleave(N)[:, None], boxes_px.reshape(B * N, 4)], 1)
-        return self.encoder(images, rois).reshape(B, N, -1)
-
-
 def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
     """Pretrained word vectors named by the ``words`` section, or None for learned ones.
 
@@ -131,7 +112,7 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
     return None
 
 
-#: settings of the ``region_encoder`` section (``detectors.RegionCNN`` arguments)
+#: settings of the ``region_encoder`` section (``rcrn.models.region_cnn.RegionCNN`` arguments)
 REGION_ENCODER_KEYS = ("channels", "pool_size", "strides")
 
 
@@ -157,8 +138,8 @@ def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
     enc = config.get("region_encoder")
     if not enc:
         return None
-    from detectors.region_cnn import RegionCNN
     from rcrn.engine.config import ConfigError
+    from rcrn.models.region_cnn import PixelRegions, RegionCNN
 
     unknown = sorted(set(enc) - set(REGION_ENCODER_KEYS))
     if unknown:

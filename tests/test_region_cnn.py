@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from detectors import RegionCNN, roi_align
+from rcrn.models.region_cnn import RegionCNN, roi_align
 from detectors.detectron2_backend import require_detectron2
 from detectors.errors import MissingDependencyError
-from detectors.region_cnn import boxes_to_rois
+from rcrn.models.region_cnn import boxes_to_rois
 from rcrn.structures import Proposals
 
 

@@ -55,6 +55,7 @@ from typing import Any
 
 import yaml
 
+import benchmarks  # noqa: F401  (registers every benchmark's data keys with the config schema)
 from rcrn.engine.config import (
     ConfigError,
     apply_overrides,
@@ -399,7 +400,7 @@ class _Data:
         return json.dumps(data, sort_keys=True, default=str)
 
     def train(self, cfg: dict[str, Any], subset: str | None) -> list[Any]:
-        from rcrn.engine.commands import synthetic_benchmark
+        from rcrn.cli.commands import synthetic_benchmark
 
         key = (self._key(cfg), subset)
         if key not in self._train:
@@ -408,7 +409,7 @@ class _Data:
         return self._train[key]
 
     def test(self, cfg: dict[str, Any]) -> tuple[list[Any], dict[str, int]]:
-        from rcrn.engine.commands import synthetic_benchmark
+        from rcrn.cli.commands import synthetic_benchmark
 
         key = self._key(cfg)
         if key not in self._test:

@@ -20,7 +20,7 @@ into scaling tables.
 
 Data pipeline (``bench_pipeline``, ``rcrn bench pipeline``): writes a temporary
 feature store, reads + collates batches through
-``rcrn.engine.data.StoreProblemDataset`` with 0, 1, 2 DataLoader workers and
+``detectors.dataset.StoreProblemDataset`` with 0, 1, 2 DataLoader workers and
 compares the time per batch with the model's training step at the same size.
 """
 
@@ -538,7 +538,7 @@ def write_random_store(path: str | Path, images: int, proposals: int, feature_di
 
 def _store_dataset(store: Path, boxes_of: dict[str, np.ndarray], cfg: RCRNConfig, items: int,
                    nodes: int, seed: int) -> Any:
-    from rcrn.engine.data import StoreProblemDataset
+    from detectors.dataset import StoreProblemDataset
 
     rng = np.random.default_rng(seed + 1)
     ids = sorted(boxes_of)
@@ -561,7 +561,7 @@ def _time_loader(dataset: Any, vocab: Vocab, batch: int, workers: int, batches: 
     timed from ``iter(loader)`` to its last batch, so every batch's reading,
     collation and transfer to the main process is inside the timing.
     """
-    from rcrn.engine.data import make_store_loader
+    from detectors.dataset import make_store_loader
 
     loader = make_store_loader(dataset, vocab, batch, shuffle=True, num_workers=workers,
                                seed=seed)
@@ -615,7 +615,7 @@ def bench_pipeline(quick: bool = False, dims: list[str] | None = None, batch: in
     random images of it, and:
 
     * ``bench: pipeline`` rows: ms per batch of read + collate through a DataLoader
-      with each worker count (``rcrn.engine.data.StoreProblemDataset``), plus the
+      with each worker count (``detectors.dataset.StoreProblemDataset``), plus the
       in-process split into read and collate for 0 workers;
     * a ``bench: step`` row: the training step (see ``bench_training``) on a batch
       of the same size collated from the store;

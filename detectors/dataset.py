@@ -7,7 +7,7 @@ convert``) when the item is fetched.  The store is opened lazily in every
 process that reads from it, and the dataset drops its open store when pickled,
 so DataLoader workers (fork or spawn) each open their own memory maps::
 
-    from rcrn.engine.data import StoreProblemDataset, make_store_loader
+    from detectors.dataset import StoreProblemDataset, make_store_loader
 
     data = StoreProblemDataset.from_graphs("stores/vinvl", graphs, image_ids,
                                            matches=labels)

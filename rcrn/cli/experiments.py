@@ -33,7 +33,7 @@ Examples:
 
 
 def _default_config() -> str:
-    from rcrn.experiments.lengthgen import default_experiment_path
+    from rcrn.cli.lengthgen import default_experiment_path
 
     return str(default_experiment_path())
 
@@ -67,7 +67,7 @@ def _split(values: list[str] | None, overrides: list[str]) -> list[str] | None:
 
 
 def _lengthgen(args: argparse.Namespace) -> int:
-    from rcrn.experiments.lengthgen import run_experiment
+    from rcrn.cli.lengthgen import run_experiment
 
     overrides = list(args.overrides)
     models = _split(args.models, overrides)

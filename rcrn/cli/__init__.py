@@ -18,9 +18,9 @@ from rcrn.errors import CommandError, RcrnError
 __all__ = ["main", "build_parser", "CommandError"]
 
 COMMAND_MODULES = [
-    "rcrn.engine.commands",
-    "rcrn.trace.cli",
-    "rcrn.experiments.cli",
+    "rcrn.cli.commands",
+    "rcrn.cli.trace",
+    "rcrn.cli.experiments",
     "parsers.cli",
     "detectors.cli",
     "benchmarks.cli",

@@ -18,7 +18,7 @@ def _items(text: str) -> list[str]:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    from rcrn.engine.commands import synthetic_benchmark
+    from rcrn.cli.commands import synthetic_benchmark
     from rcrn.engine.trainer import load_checkpoint
     from rcrn.trace.writer import write_trace
 

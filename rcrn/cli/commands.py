@@ -10,10 +10,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import benchmarks  # noqa: F401  (registers every benchmark's data keys with the config schema)
 from rcrn.errors import CommandError
 
 DEFAULT_CONFIG = "synthetic.yaml"
-#: Benchmarks trained and evaluated from local images and proposals (rcrn.engine.benchmark_runs).
+#: Benchmarks trained and evaluated from local images and proposals (rcrn.cli.benchmark_runs).
 RUN_BENCHMARKS = ("vsr", "whatsup")
 #: Packaged configs used when ``rcrn train --benchmark NAME`` is given no ``--config``.
 BENCHMARK_CONFIGS = {"gitm_mr": "gitm_mr.yaml", "vsr": "vsr.yaml"}
@@ -106,7 +107,7 @@ def _benchmark_table(metrics: dict[str, Any], title: str, out: Path) -> str:
 
 def _load_run(benchmark: str, data: dict[str, Any], root: Any, split: Any, proposals: Any,
               pixels: bool) -> Any:
-    from rcrn.engine.benchmark_runs import load_run
+    from rcrn.cli.benchmark_runs import load_run
 
     if not root:
         raise CommandError(f"{benchmark}: no data root; set data.root (or --root)")
@@ -176,7 +177,7 @@ def resume_run(trainer: Any, out: Path, resume: bool) -> None:
 
 def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: bool) -> int:
     """``rcrn train`` on VSR or What'sUp: the match objective (no referent boxes)."""
-    from rcrn.engine.benchmark_runs import write_predictions
+    from rcrn.cli.benchmark_runs import write_predictions
     from rcrn.engine.trainer import Trainer
 
     data = config.get("data", {})
@@ -217,7 +218,7 @@ def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: 
 def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
                         config: dict[str, Any]) -> int:
     """``rcrn evaluate`` on VSR or What'sUp: official metrics of the match probabilities."""
-    from rcrn.engine.benchmark_runs import parse_proposals, write_predictions
+    from rcrn.cli.benchmark_runs import parse_proposals, write_predictions
 
     data = dict(config.get("data", {}))
     same = data.get("benchmark") == args.benchmark
@@ -468,7 +469,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from rcrn.engine import bench
+    from rcrn.cli import bench
 
     def emit(rows: Any) -> list[dict[str, Any]]:
         seen = []

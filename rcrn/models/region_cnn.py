@@ -1,4 +1,5 @@
-"""Region features from pixels: a small CNN with RoI pooling, trainable with the model.
+"""Region features from pixels: a small CNN with RoI pooling, trained with the model (its
+weights are part of the model's state_dict).
 
 RoI pooling is done with :func:`torch.nn.functional.grid_sample` (bilinear
 sampling of ``output_size x output_size`` bins, ``sampling_ratio^2`` points per
@@ -16,7 +17,7 @@ from torch import Tensor, nn
 
 from rcrn.structures import Proposals
 
-__all__ = ["roi_align", "boxes_to_rois", "RegionCNN"]
+__all__ = ["roi_align", "boxes_to_rois", "RegionCNN", "PixelRegions"]
 
 
 def boxes_to_rois(boxes: Sequence[Tensor | np.ndarray] | Tensor,
@@ -178,3 +179,22 @@ class RegionCNN(nn.Module):
         return Proposals(boxes=proposals.boxes, image_size=proposals.image_size,
                          scores=proposals.scores, labels=proposals.labels, features=feats,
                          image_id=proposals.image_id)
+
+
+class PixelRegions(nn.Module):
+    """Region features from pixels: ``(images [U,3,H,W], image_index [B], boxes_px [B,N,4])
+    -> [B,N,D]``; each distinct image goes through the encoder once.
+
+    Wraps a per-box encoder taking ``[K, 5]`` rois (:class:`RegionCNN`).
+    """
+
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, images: torch.Tensor, image_index: torch.Tensor,
+                boxes_px: torch.Tensor) -> torch.Tensor:
+        B, N, _ = boxes_px.shape
+        index = image_index.to(boxes_px.dtype)
+        rois = torch.cat([index.repeat_interleave(N)[:, None], boxes_px.reshape(B * N, 4)], 1)
+        return self.encoder(images, rois).reshape(B, N, -1)
