@@ -7,11 +7,12 @@ convert``) when the item is fetched.  The store is opened lazily in every
 process that reads from it, and the dataset drops its open store when pickled,
 so DataLoader workers (fork or spawn) each open their own memory maps::
 
-    from detectors.dataset import StoreProblemDataset, make_store_loader
+    from detectors.dataset import StoreProblemDataset
+    from rcrn.engine.trainer import make_loader
 
     data = StoreProblemDataset.from_graphs("stores/vinvl", graphs, image_ids,
                                            matches=labels)
-    loader = make_store_loader(data, vocab, batch_size=64, shuffle=True, num_workers=2)
+    loader = make_loader(data, vocab, batch_size=64, shuffle=True, num_workers=2)
     for batch in loader:            # GroundingBatch, collated in the workers
         ...
 """
@@ -26,12 +27,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
 
-from rcrn.batching import GroundingBatch, Vocab, collate
 from rcrn.structures import GroundingProblem, LanguageGraph
 
-__all__ = ["StoreItem", "StoreProblemDataset", "StoreCollate", "make_store_loader"]
+__all__ = ["StoreItem", "StoreProblemDataset"]
 
 
 @dataclass
@@ -169,33 +169,3 @@ class StoreProblemDataset(Dataset):
 
     def image_ids(self) -> list[str]:
         return [it.image_id for it in self.items]
-
-
-class StoreCollate:
-    """A picklable ``collate_fn``: problems to a :class:`GroundingBatch` (run in workers)."""
-
-    def __init__(self, vocab: Vocab, feature_dim: int | None = None) -> None:
-        self.vocab, self.feature_dim = vocab, feature_dim
-
-    def __call__(self, problems: list[GroundingProblem]) -> GroundingBatch:
-        return collate(problems, self.vocab, feature_dim=self.feature_dim)
-
-
-def make_store_loader(dataset: Dataset, vocab: Vocab, batch_size: int, shuffle: bool = False,
-                      num_workers: int = 0, seed: int = 0, pin_memory: bool = False,
-                      persistent_workers: bool | None = None,
-                      prefetch_factor: int | None = None) -> DataLoader:
-    """A DataLoader whose workers read items and build the batch (schedule included).
-
-    ``pin_memory`` pins every batch (``GroundingBatch.pin_memory``) for asynchronous
-    copies to a GPU; ``persistent_workers`` defaults to ``num_workers > 0``.
-    """
-    if persistent_workers is None:
-        persistent_workers = num_workers > 0
-    extra: dict[str, Any] = {}
-    if num_workers > 0 and prefetch_factor is not None:
-        extra["prefetch_factor"] = prefetch_factor
-    gen = torch.Generator().manual_seed(seed)
-    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, generator=gen,
-                      num_workers=num_workers, persistent_workers=persistent_workers,
-                      collate_fn=StoreCollate(vocab), pin_memory=pin_memory, **extra)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from detectors.dataset import StoreProblemDataset
 from detectors.store import StoreWriter
 from rcrn.batching import Vocab, collate
 from rcrn.cli import main
@@ -18,7 +19,7 @@ from rcrn.cli.bench import (
     pipeline_markdown,
     training_markdown,
 )
-from detectors.dataset import StoreProblemDataset, make_store_loader
+from rcrn.engine.trainer import make_loader
 from rcrn.structures import GroundingProblem, Proposals
 from rcrn.testing import random_problem
 
@@ -155,7 +156,7 @@ def test_store_dataset_in_workers_collates_like_memory(tmp_path):
             for p, j in zip(problems, order)]
     clone = pickle.loads(pickle.dumps(data))
     assert clone._store is None and clone[2].proposals.image_id == "im5"
-    loader = make_store_loader(data, vocab, batch_size=4, num_workers=1)
+    loader = make_loader(data, vocab, batch_size=4, shuffle=False, num_workers=1)
     got = list(loader)
     assert [b.num_graphs for b in got] == [4, 2]
     assert_batches_equal(got[0], collate(want[:4], vocab))

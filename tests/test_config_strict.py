@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from rcrn.cli import main
+from rcrn.cli.lengthgen import load_experiment
 from rcrn.engine import schema
 from rcrn.engine.config import ConfigError, check_config, load_config
-from rcrn.cli.lengthgen import load_experiment
 
 CONFIGS = Path(__file__).resolve().parents[1] / "rcrn" / "configs"
 SYNTHETIC = CONFIGS / "synthetic.yaml"

@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from rcrn import programs as P
-from rcrn.engine.config import ConfigError
 from rcrn.cli.lengthgen import (
     load_experiment,
     run_config,
     run_experiment,
     select_fraction,
 )
+from rcrn.engine.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "rcrn" / "configs" / "synthetic.yaml"

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from rcrn.models.region_cnn import RegionCNN, roi_align
 from detectors.detectron2_backend import require_detectron2
 from detectors.errors import MissingDependencyError
-from rcrn.models.region_cnn import boxes_to_rois
+from rcrn.models.region_cnn import RegionCNN, boxes_to_rois, roi_align
 from rcrn.structures import Proposals
 
 

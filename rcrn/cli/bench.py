@@ -283,11 +283,10 @@ class _TrainStep:
         self.loss = float("nan")
 
     def __call__(self) -> None:
-        self.optimizer.zero_grad(set_to_none=True)
+        from rcrn.engine.distributed import apply_gradients
+
         loss, _ = self.step(self.batch)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
-        self.optimizer.step()
+        apply_gradients(self.model, self.optimizer, loss, self.clip)
         self.loss = loss.detach()
 
 
@@ -561,10 +560,9 @@ def _time_loader(dataset: Any, vocab: Vocab, batch: int, workers: int, batches: 
     timed from ``iter(loader)`` to its last batch, so every batch's reading,
     collation and transfer to the main process is inside the timing.
     """
-    from detectors.dataset import make_store_loader
+    from rcrn.engine.trainer import make_loader
 
-    loader = make_store_loader(dataset, vocab, batch, shuffle=True, num_workers=workers,
-                               seed=seed)
+    loader = make_loader(dataset, vocab, batch, shuffle=True, num_workers=workers, seed=seed)
     t = time.perf_counter()
     count = 0
     for _ in loader:  # warm-up epoch: worker start, page cache

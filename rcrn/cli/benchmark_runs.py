@@ -24,7 +24,6 @@ the highest match probability, scored by the adapter's official metrics.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -319,15 +318,13 @@ def write_predictions(run: BenchmarkRun, predictions: Sequence[Prediction],
     """
     from benchmarks import predictions_by_id
     from benchmarks.vsr import write_preds
+    from rcrn.engine.trainer import write_predictions
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ordered = predictions_by_id(predictions, [p.id for p in run.problems],
                                 f"{run.bench.name} {run.bench.split}")
-    jsonl = out / "predictions.jsonl"
-    with open(jsonl, "w", encoding="utf-8") as f:
-        for p in ordered:
-            f.write(json.dumps(p.to_dict()) + "\n")
+    jsonl = write_predictions(out / "predictions.jsonl", ordered)
     if run.bench.name == "vsr":
         official = out / "preds.txt"
         write_preds(official, [p.match for p in ordered])

@@ -387,7 +387,7 @@ def _evaluate_viphy(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from rcrn.engine.trainer import load_checkpoint
+    from rcrn.engine.trainer import load_checkpoint, write_predictions
 
     args.benchmark = benchmark_name(args.benchmark)
     if args.benchmark == "viphy":
@@ -416,10 +416,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         bench = synthetic_benchmark(config, args.split)
     metrics, _, preds = evaluate_benchmark(model, vocab, bench, progress=True)
     out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{args.split}"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "predictions.jsonl", "w", encoding="utf-8") as f:
-        for p in preds:
-            f.write(json.dumps(p.to_dict()) + "\n")
+    write_predictions(out / "predictions.jsonl", preds)
     table = _write_metrics(out, metrics, f"RCRN on {args.benchmark} / {args.split}")
     print(json.dumps(metrics) if args.json else table)
     return 0

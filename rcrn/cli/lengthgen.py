@@ -582,7 +582,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     """Train, predict and score one run.  A run that was interrupted (its ``last.pt``
     written during training, no ``result.json``) continues from that checkpoint exactly
     when the checkpoint fits the run's config and data; otherwise the run starts again."""
-    from rcrn.engine.trainer import CheckpointError, Trainer, predict
+    from rcrn.engine.trainer import CheckpointError, Trainer, predict, write_predictions
 
     t0 = time.time()
     run_dir = _run_dir(out, model, subset, seed)
@@ -613,9 +613,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     preds = predict(trainer.model, test, trainer.vocab,
                     batch_size=int((cfg.get("eval") or {}).get("batch_size", 128)),
                     with_images=with_images)
-    with open(run_dir / "predictions.jsonl", "w", encoding="utf-8") as f:
-        for p in preds:
-            f.write(json.dumps(p.to_dict()) + "\n")
+    write_predictions(run_dir / "predictions.jsonl", preds)
     metrics = evaluate_predictions(test, preds, thresholds, spec["length"], exp.word_bin)
     t3 = time.time()
     import rcrn

@@ -29,7 +29,7 @@ from rcrn.engine.config import ConfigError
 __all__ = ["DistInfo", "env_world", "init", "teardown", "is_initialized", "rank", "world_size",
            "is_main", "barrier", "main_first", "shard", "shard_batches", "ShardedBatches",
            "loss_counts", "global_batch_loss", "all_reduce_sum", "sum_over_ranks",
-           "wrap_model", "TrainStep", "training_step", "amp_dtype",
+           "wrap_model", "TrainStep", "apply_gradients", "training_step", "amp_dtype",
            "autocast", "keep_rnns_in_float32", "cast_output", "compile_backend"]
 
 
@@ -308,6 +308,21 @@ class TrainStep(nn.Module):
             out = cast_output(out, param.dtype)
         losses = self.loss_fn(out, batch)
         return global_batch_loss(losses, out, batch, self.loss_cfg)
+
+
+def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                    clip: float, lr: float | None = None) -> None:
+    """The update half of a training step: back-propagate ``loss`` (of a
+    :class:`TrainStep`), clip the gradient norm of ``model`` at ``clip``, set every
+    parameter group's learning rate to ``lr`` times its ``scale`` (when ``lr`` is given),
+    and take the optimizer's step."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    if lr is not None:
+        for group in optimizer.param_groups:
+            group["lr"] = lr * group.get("scale", 1.0)
+    optimizer.step()
 
 
 def training_step(model: nn.Module, loss_fn: Callable[[Any, Any], dict[str, torch.Tensor]],

@@ -26,7 +26,7 @@ from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
-__all__ = ["build_model", "ProblemDataset", "make_loader", "predict",
+__all__ = ["build_model", "ProblemDataset", "make_loader", "predict", "write_predictions",
            "Trainer", "save_checkpoint", "load_checkpoint", "read_checkpoint",
            "CheckpointError", "seed_everything", "rng_states", "set_rng_states",
            "state_digest", "DEFAULT_CHECKPOINT_EVERY", "RESUME_MAY_CHANGE"]
@@ -315,13 +315,16 @@ class _SkipBatches:
         return max(0, len(self.batches) - self.skip)
 
 
-def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: int,
-                shuffle: bool, with_images: bool, num_workers: int = 0, seed: int = 0,
-                group_by: str | None = None, rank: int = 0, world_size: int = 1,
-                pin_memory: bool = False, skip: int = 0) -> DataLoader:
+def make_loader(problems: Sequence[GroundingProblem] | Dataset, vocab: Vocab,
+                batch_size: int, shuffle: bool, with_images: bool = False,
+                num_workers: int = 0, seed: int = 0, group_by: str | None = None,
+                rank: int = 0, world_size: int = 1, pin_memory: bool = False,
+                skip: int = 0) -> DataLoader:
     """A DataLoader whose workers read and collate (the schedule is built in the workers).
 
     Args:
+        problems: the problems, or a dataset of them (e.g. ``detectors.dataset``'s
+            ``StoreProblemDataset``, whose items are read from a feature store).
         group_by: a ``meta`` key (e.g. ``"image_path"``); when shuffling, items with
             the same value are batched together (see ``grouped_batches``).
         rank, world_size: with ``world_size`` > 1, ``batch_size`` is the global batch:
@@ -332,11 +335,14 @@ def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: 
         skip: leave out the first ``skip`` batches (the rest are those of the loader
             without ``skip``: a resumed epoch).
     """
-    dataset = ProblemDataset(problems, with_images)
+    dataset = (problems if isinstance(problems, Dataset)
+               else ProblemDataset(problems, with_images))
     collate_fn = _Collate(vocab, with_images)
     common = dict(num_workers=num_workers, persistent_workers=num_workers > 0,
                   collate_fn=collate_fn, pin_memory=pin_memory)
     if shuffle and group_by:
+        if isinstance(problems, Dataset):
+            raise ValueError("group_by reads the problems' meta: pass the problems")
         keys = [p.meta.get(group_by, p.id) for p in problems]
         batches = grouped_batches(keys, batch_size, seed)
         if world_size > 1:
@@ -358,6 +364,8 @@ def make_loader(problems: Sequence[GroundingProblem], vocab: Vocab, batch_size: 
 
 
 class _Collate:
+    """A picklable ``collate_fn``: problems to a ``GroundingBatch`` (run in the workers)."""
+
     def __init__(self, vocab: Vocab, with_images: bool) -> None:
         self.vocab, self.with_images = vocab, with_images
 
@@ -414,6 +422,16 @@ def atomic_write(path: str | Path, write: Callable[[Any], None]) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+def write_predictions(path: str | Path, predictions: Sequence[Prediction]) -> Path:
+    """Write ``predictions.jsonl``: one ``Prediction.to_dict()`` JSON record a line, in
+    order, atomically (:func:`atomic_write`); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(p.to_dict()) + "\n" for p in predictions)
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    return path
 
 
 def save_checkpoint(path: str | Path, model: RCRN, vocab: Vocab, config: dict[str, Any],
@@ -937,12 +955,8 @@ class Trainer:
                 # forward and loss; when distributed, the loss whose DDP-averaged gradient
                 # is the global batch's, and this rank's share of the logged terms
                 loss, losses = train_step(batch)
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = self.lr_at(self.step) * group.get("scale", 1.0)
-                self.optimizer.step()
+                distributed.apply_gradients(self.model, self.optimizer, loss, clip,
+                                            self.lr_at(self.step))
                 self.step += 1
                 done_in_epoch += 1
                 position = (epoch, done_in_epoch)
