@@ -3,12 +3,16 @@
 import pytest
 import torch
 
+import rcrn.nn
+import rcrn.nn.gate
 from rcrn.nn import (
+    MLP,
     Aggregate,
     And,
     Classify,
     Compare,
     EntitySim,
+    Gate,
     GateProd,
     GateSum,
     Locate,
@@ -16,6 +20,7 @@ from rcrn.nn import (
     Select,
     f_norm,
 )
+from rcrn.nn.sim import BNMLP, EntitySimBN, NormalizeScale, RelationSimBN
 
 torch.manual_seed(0)
 D = torch.float64
@@ -161,11 +166,11 @@ def test_gradcheck(name):
                             torch.tensor([[2, 1]]), torch.tensor([True]))
         args = (r(1, 4), r(3, 3))
     elif name == "gatesum":
-        m = GateSum(2, 2).double()
-        fn, args = (lambda a, b, h: m([a, b], h, h, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
+        m, ctx = GateSum(2, 2).double(), torch.rand(2, 2, dtype=D)  # β's context: no gradient
+        fn, args = (lambda a, b, h: m([a, b], h, ctx, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
     elif name == "gateprod":
-        m = GateProd(2, 2).double()
-        fn, args = (lambda b, a, h: m(b, a, h, h, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
+        m, ctx = GateProd(2, 2).double(), torch.rand(2, 2, dtype=D)
+        fn, args = (lambda b, a, h: m(b, a, h, ctx, mask)[0]), (r(2, 3), r(2, 3), r(2, 2))
     elif name in ("aggregate", "aggregate_min"):
         m = Aggregate(reduce="min" if name == "aggregate_min" else "sum")
         fn, args = (lambda A, b: m(A, b, torch.tensor([[1, 2], [0, 0]]), 3)), (r(2, 3, 2),
@@ -187,6 +192,21 @@ def test_gradcheck(name):
 def test_reprs_name_their_settings():
     assert "k=7" in repr(Select(7))
     assert "gate=lang" in repr(GateProd(2, 2, mode="lang"))
+    assert repr(Aggregate(eps=1e-3, reduce="min")) == (
+        "Aggregate(log_space=True, eps=0.001, reduce='min')")
+    assert repr(GateSum(3, 2, 2, "ctx", 1e-6)) == (
+        "GateSum(phrase_dim=3, context_dim=2, inputs=2, gate=ctx, floor=1e-06)")
+    assert repr(GateProd(3, 2)) == "GateProd(phrase_dim=3, context_dim=2, gate=full)"
+    assert repr(Gate(3, 2, 4, "lang")) == (
+        "Gate(mode=lang, phrase_dim=3, context_dim=2, outputs=4)")
+    assert "eps=0.01" in repr(Classify(3, 4, eps=1e-2))
+    assert "dropout=0.3" in repr(Classify(3, 4, layers="release", dropout=0.3))
+    assert repr(MLP(3, 4, 5)) == "MLP(3, 4, 5)"
+    assert repr(BNMLP(3, 4, 0.1)) == "BNMLP(3, 4, dropout=0.1)"
+    assert repr(NormalizeScale(4, 10.0)) == "NormalizeScale(4, init=10)"
+    assert "dropout=0.1, init_norm=5" in repr(EntitySimBN(4, 3, 5, 6, 0.1, init_norm=5.0))
+    assert "dropout=0.1, init_norm=5" in repr(RelationSimBN(4, 3, 2, 5, 0.1, init_norm=5.0))
+    assert repr(Compare(reverse=True)) == "Compare(child - parent)"
     # the fused or plain pair form is the caller's choice per call, not a setting
     text = repr(RelationSim(2, 3, 4, 5, 6, 7, align=0.5, diff=True))
     assert text.startswith("RelationSim(text=2, vis=3, spatial=4, pair=5, hidden=6, joint=7")
@@ -240,3 +260,59 @@ def test_classify_log_input_reads_log_beliefs():
     want = torch.sigmoid(c.mlp(torch.log(b + 1e-6)))[:, 0]
     assert torch.allclose(c(b, mask), want)
     assert "log_input=True" in repr(c)
+
+
+def test_relation_sim_settings_after_the_dimensions_are_keyword_only():
+    with pytest.raises(TypeError):
+        RelationSim(2, 3, 4, 5, 6, 7, 0.5)
+    assert RelationSim(2, 3, 4, 5, 6, 7, align=0.5, diff=True).diff
+
+
+def test_the_gates_live_in_one_module():
+    for name in ("Gate", "GateSum", "GateProd"):
+        assert getattr(rcrn.nn, name) is getattr(rcrn.nn.gate, name)
+
+
+# modules whose __init__ draws every initial value once, through reset_parameters()
+RESET = {
+    "mlp": lambda: MLP(3, 4, 5),
+    "sim": lambda: EntitySim(4, 3, 5, 6, 2),
+    "relsim": lambda: RelationSim(4, 3, 2, 3, 5, 4),
+    "relsim_diff_no_align": lambda: RelationSim(4, 3, 2, 3, 5, 4, align=0.0, diff=True),
+    "classify": lambda: Classify(3, 4),
+    "normalize_scale": lambda: NormalizeScale(4, 3.0),
+    "bnmlp": lambda: BNMLP(3, 4),
+    "sim_bn": lambda: EntitySimBN(4, 3, 5, 6, pre=True),
+    "relsim_bn": lambda: RelationSimBN(4, 3, 2, 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESET))
+def test_init_goes_through_reset_parameters(name):
+    with torch.random.fork_rng():
+        torch.manual_seed(3)
+        m = RESET[name]()
+        after_init = torch.random.get_rng_state()
+        start = {k: v.clone() for k, v in m.state_dict().items()}
+        for v in m.state_dict().values():
+            v.add_(1)  # parameters and buffers (BatchNorm statistics) moved off their start
+        torch.manual_seed(3)
+        m.reset_parameters()
+        assert torch.equal(torch.random.get_rng_state(), after_init)
+    assert all(v.device.type == "cpu" for v in m.state_dict().values())
+    for k, v in m.state_dict().items():
+        assert torch.equal(v, start[k]), k
+
+
+def test_gate_takes_its_context_without_gradient():
+    h = torch.randn(2, 3, dtype=D, requires_grad=True)
+    c = torch.randn(2, 2, dtype=D, requires_grad=True)
+    for mode in ("full", "ctx"):
+        g = Gate(3, 2, 2, mode).double()
+        g(h, c).sum().backward()
+        assert c.grad is None
+    assert h.grad is not None and bool(h.grad.abs().sum() > 0)
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    b, agg = torch.rand(2, 4, dtype=D), torch.rand(2, 4, dtype=D).log()
+    GateProd(3, 2).double()(b, agg, h, c, mask)[0].sum().backward()
+    assert c.grad is None

@@ -16,7 +16,7 @@ from torch import nn
 
 import rcrn.encoders
 import rcrn.nn.functional
-import rcrn.nn.gatesum
+import rcrn.nn.gate
 import rcrn.nn.sim
 from rcrn import programs as P
 from rcrn.batching import Vocab, collate
@@ -363,7 +363,7 @@ PLANTED = {
     "batch_norm_eps": (True, lambda model, mp: mp.setattr(
         rcrn.nn.sim, "batch_norm", _batch_norm_eps)),
     "no_padding_floor_in_local_f_norm": (True, lambda model, mp: mp.setattr(
-        rcrn.nn.gatesum, "f_norm", _drop_peak_floor)),
+        rcrn.nn.gate, "f_norm", _drop_peak_floor)),
     "classify_floor": (True, lambda model, mp: mp.setattr(
         Classify, "forward", _classify_floor(Classify.forward))),
     "pair_geometry_swapped": (True, lambda model, mp: mp.setattr(

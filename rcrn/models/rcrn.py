@@ -376,8 +376,8 @@ class RCRN(nn.Module):
             self.app_sim = EntitySim(text, cfg.vis_dim, cfg.joint, cfg.hidden, cfg.sim_dim)
             self.pos_sim = EntitySim(text, 5, cfg.joint, cfg.hidden, cfg.sim_dim)
             self.rel_sim = RelationSim(text, cfg.vis_dim, cfg.spatial_dim, cfg.pair_dim,
-                                       cfg.hidden, cfg.joint, cfg.relation_align,
-                                       cfg.relation_diff)
+                                       cfg.hidden, cfg.joint, align=cfg.relation_align,
+                                       diff=cfg.relation_diff)
         ctx = 2 * cfg.k
         self.gates = nn.ModuleDict()
         for name, (kind, mode) in P.gate_specs(self.program).items():

@@ -1,13 +1,11 @@
-"""The primitives of RCRN (paper Table 1), one module per file."""
+"""The primitives of RCRN (paper Table 1): one module per primitive, the gates in one."""
 
 from rcrn.nn.aggregate import Aggregate
 from rcrn.nn.and_ import And
 from rcrn.nn.classify import Classify
 from rcrn.nn.compare import Compare
 from rcrn.nn.functional import f_norm, masked_topk
-from rcrn.nn.gate import Gate
-from rcrn.nn.gateprod import GateProd
-from rcrn.nn.gatesum import GateSum
+from rcrn.nn.gate import Gate, GateProd, GateSum
 from rcrn.nn.locate import Locate
 from rcrn.nn.selection import Select
 from rcrn.nn.sim import MLP, EntitySim, RelationSim

@@ -9,19 +9,31 @@ __all__ = ["Aggregate"]
 
 
 class Aggregate(MessagePassing):
-    r"""``log b^agg_i = sum_{j in Ctx(i)} log(A_ij b^sel_j + eps)``.
+    r"""Product over a node's context nodes of their relation-aligned messages (paper Eq. 4).
 
-    The product of Eq. 4 is taken as a sum in log space (stable for many
-    children and for zero relation scores).  Each edge ``j -> i`` carries the
-    message ``A_ij b^sel_j`` (``[S]`` over the target's slots); messages are
-    summed at the target in log space.  Nodes without context get 0 (b^agg = 1).
+    .. math::
+        \log \mathbf{b}^{\rm agg}_i = \sum_{j \in \mathrm{Ctx}(i)}
+        \log\left(\mathbf{A}_{ij} \mathbf{b}^{\rm sel}_j + \epsilon\right)
 
-    ``reduce`` chooses how a target combines its context nodes' log messages:
-    ``"sum"`` (the product of Eq. 4) or ``"min"`` (the weakest message per slot: a soft AND over the context nodes,
-    which more context nodes that agree lower little, unlike the product).
+    The product of Eq. 4 is taken as a sum in log space (stable for many children and
+    for zero relation scores).  Each edge :math:`j \to i` carries the message
+    :math:`\mathbf{A}_{ij} \mathbf{b}^{\rm sel}_j` (one value per slot of the target);
+    messages are summed at the target in log space.  Nodes without context get 0
+    (:math:`\mathbf{b}^{\rm agg} = 1`).
 
-    Shapes: ``A [E, S, K]``, ``b_sel [E, K]``, ``edge_index [2, E]`` as
-    (context node, target node) -> ``[V, S]``.
+    Args:
+        eps (float, optional): :math:`\epsilon`, added to every message before its
+            logarithm. (default: :obj:`1e-6`)
+        reduce (str, optional): How a target combines its context nodes' log messages:
+            :obj:`"sum"` (the product of Eq. 4) or :obj:`"min"` (the weakest message per
+            slot: a soft AND over the context nodes, which more context nodes that agree
+            lower little, unlike the product). (default: :obj:`"sum"`)
+
+    Shapes:
+        - **input:** relation scores A :math:`(E, S, K)`, selected beliefs b_sel
+          :math:`(E, K)`, edge indices :math:`(2, E)` as (context node, target node),
+          num_nodes :math:`V`
+        - **output:** :math:`\log \mathbf{b}^{\rm agg}` :math:`(V, S)`
     """
 
     REDUCE = ("sum", "min")

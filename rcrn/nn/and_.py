@@ -9,9 +9,19 @@ __all__ = ["And"]
 
 
 class And(nn.Module):
-    r"""``p = min_i min_t p^t_i`` over the nodes of every graph and all inputs.
+    r"""Soft logical AND of confidences: their minimum per graph (paper Eq. 7).
 
-    Shapes: a list of ``[V]`` confidences, ``node_batch [V]`` -> ``[B]``.
+    .. math::
+        p = \min_{i} \min_{t} p^t_i
+
+    over the nodes :math:`i` of every graph and all inputs :math:`t` (image-text
+    matching: :math:`P(y=1 \mid I, L) = \min_i \min(p^{\rm bp}_i, p^{\rm td}_i)`).  A
+    graph without nodes gets :math:`+\infty`.  And has no settings.
+
+    Shapes:
+        - **input:** confidences: a list of :math:`T` tensors :math:`(V)`, node_batch
+          :math:`(V)` (the graph of every node), num_graphs :math:`B`
+        - **output:** :math:`(B)`
     """
 
     def reset_parameters(self) -> None:

@@ -5,31 +5,51 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rcrn.nn.functional import masked_topk
+from rcrn.nn.functional import masked_topk, uninitialized
 from rcrn.nn.sim import MLP, batch_norm
 
 __all__ = ["Classify"]
 
 
 class Classify(nn.Module):
-    r"""``p = sigmoid(MLP_match(sort(top_K(b))))`` (paper 4.2.1, appendix A.2).
+    r"""Confidence that a node's phrase matches some region (paper 4.2.1, appendix A.2).
 
-    With ``log_input=True`` the MLP reads ``log(sort(top_K(b)) + eps)`` instead:
-    beliefs are products of messages and can all be small, and on a log scale the
-    absolute level of a belief stays visible to the MLP.
+    .. math::
+        p_i = \mathrm{sigmoid}\left(\mathrm{MLP_{match}}\left(
+        \mathrm{sort}(\mathrm{top}_K(\mathbf{b}_i))\right)\right)
+
+    With ``log_input=True`` the MLP reads :math:`\log(\mathrm{sort}(\mathrm{top}_K
+    (\mathbf{b}_i)) + \epsilon)` instead: beliefs are products of messages and can all
+    be small, and on a log scale the absolute level of a belief stays visible to the MLP.
 
     ``layers="release"`` is the release's readout: ``Linear(K, hidden) -> BatchNorm ->
     ReLU -> Dropout -> Linear(hidden, 1)`` (Xavier-normal weights, zero biases), and
-    the slots of a node with fewer than ``K`` valid regions read a learned pad value
-    (``"plain"``: ``Linear -> ReLU -> Linear``, pads read 0).  ``logits=True`` returns
-    the logit instead of the probability.
+    the slots of a node with fewer than :math:`K` valid regions read a learned pad value
+    (``"plain"``: ``Linear -> ReLU -> Linear``, pads read 0).
 
-    ``floor_rows [V]`` marks nodes whose sorted top-K is read with every value below
-    ``floor`` raised to it: the release scores every node over 126 region slots and
-    resets the slots outside the match branch's pruned set to ``1e-6`` after a
-    propagation step, so an updated node's sorted top-K never reads less than that.
+    ``forward``'s ``floor_rows`` :math:`(V)` marks nodes whose sorted top-K is read with
+    every value below ``floor`` raised to it: the release scores every node over 126
+    region slots and resets the slots outside the match branch's pruned set to
+    :math:`10^{-6}` after a propagation step, so an updated node's sorted top-K never
+    reads less than that.
 
-    Shapes: ``b [V, S]``, ``mask [V, S]`` -> ``[V]``.
+    Args:
+        k (int, optional): :math:`K`, the number of sorted beliefs the MLP reads.
+            (default: :obj:`5`)
+        hidden (int, optional): Hidden size of the MLP. (default: :obj:`64`)
+        log_input (bool, optional): Read the logarithm of the beliefs.
+            (default: :obj:`False`)
+        eps (float, optional): :math:`\epsilon` of the logarithm. (default: :obj:`1e-6`)
+        layers (str, optional): :obj:`"plain"` or :obj:`"release"`. (default: :obj:`"plain"`)
+        dropout (float, optional): Dropout of the release's readout (unused by
+            :obj:`"plain"`). (default: :obj:`0.2`)
+        logits (bool, optional): Return the logit instead of the probability.
+            (default: :obj:`False`)
+
+    Shapes:
+        - **input:** b :math:`(V, S)`, mask :math:`(V, S)`, floor_rows :math:`(V)`
+          (optional)
+        - **output:** :math:`(V)`
     """
 
     def __init__(self, k: int = 5, hidden: int = 64, log_input: bool = False,
@@ -41,12 +61,15 @@ class Classify(nn.Module):
         self.k, self.log_input, self.eps = k, log_input, eps
         self.layers, self.logits = layers, logits
         if layers == "plain":
-            self.mlp = MLP(k, hidden, 1)
+            with uninitialized(self):
+                self.mlp = MLP(k, hidden, 1)
         else:
+            # built initialised, then drawn again (Xavier) by reset_parameters(): seeded
+            # models keep the initial values (and the random stream) they always had
             self.fc1, self.bn = nn.Linear(k, hidden), nn.BatchNorm1d(hidden)
             self.drop, self.fc2 = nn.Dropout(dropout), nn.Linear(hidden, 1)
             self.pad_value = nn.Parameter(torch.zeros(()))
-            self.reset_parameters()
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.layers == "plain":
@@ -78,5 +101,6 @@ class Classify(nn.Module):
 
     def __repr__(self) -> str:
         hidden = (self.mlp.fc1 if self.layers == "plain" else self.fc1).out_features
+        drop = f", dropout={self.drop.p:g}" if self.layers == "release" else ""
         return (f"Classify(k={self.k}, hidden={hidden}, log_input={self.log_input}, "
-                f"layers={self.layers!r}, logits={self.logits})")
+                f"eps={self.eps:g}, layers={self.layers!r}{drop}, logits={self.logits})")

@@ -9,12 +9,24 @@ __all__ = ["Compare"]
 
 
 class Compare(nn.Module):
-    r"""``d_ij = p_i - p_j`` for every edge (i = parent, j = child).
+    r"""Confidence difference across every edge (paper Eq. 8).
 
-    The mismatch score of Eq. 8 is ``Compare(p^bp) + Compare^rev(p^td)``:
-    a mismatched relation lowers the receiving node's confidence in each pass.
+    .. math::
+        d_{ij} = p_i - p_j
 
-    Shapes: ``p [V]``, ``edge_index [2, E]`` -> ``[E]``.
+    for every edge :math:`(i, j)` (:math:`i` the parent, :math:`j` the child); with
+    ``reverse`` :math:`p_j - p_i`.  The mismatch score of Eq. 8 is
+    ``Compare(p^bp) + Compare(reverse=True)(p^td)``: a mismatched relation lowers the
+    receiving node's confidence in each pass, and Locate picks the smallest sum.
+
+    Args:
+        reverse (bool, optional): Child minus parent instead of parent minus child.
+            (default: :obj:`False`)
+
+    Shapes:
+        - **input:** confidences p :math:`(V)`, edge indices :math:`(2, E)` as
+          (parent, child)
+        - **output:** :math:`(E)`
     """
 
     def __init__(self, reverse: bool = False) -> None:

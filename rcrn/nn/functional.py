@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import torch
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["f_norm", "masked_topk", "gate_context"]
+import torch
+from torch import nn
+
+__all__ = ["f_norm", "masked_topk", "gate_context", "uninitialized"]
 
 
 def f_norm(x: torch.Tensor, mask: torch.Tensor, signed: bool = False,
@@ -63,16 +67,32 @@ def masked_topk(x: torch.Tensor, mask: torch.Tensor, k: int, pad: float = 0.0
 def gate_context(phrase: torch.Tensor, beliefs: list[torch.Tensor], mask: torch.Tensor,
                  k: int, detach_phrase: bool = False, pad: float = 0.0
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs of every β gate: the phrase state and the detached sorted top-``k`` beliefs.
+    """Inputs of every β gate: the phrase state and the sorted top-``k`` beliefs.
 
-    Gradients are cut on the belief inputs (the paper's β takes them as
-    context, not as something to optimise through), and on the phrase state with
-    ``detach_phrase`` (the paper's appendix D.1.1 and the release cut both).  A node
-    with fewer than ``k`` valid regions reads ``pad`` in the missing slots (the
-    release's similarities are -1 there).
+    The gates cut the gradients on the belief context themselves (:class:`~rcrn.nn.Gate`:
+    the paper's β takes the beliefs as context, not as something to optimise through);
+    ``detach_phrase`` cuts them on the phrase state too (the paper's appendix D.1.1 and
+    the release cut both).  A node with fewer than ``k`` valid regions reads ``pad`` in
+    the missing slots (the release's similarities are -1 there).
 
     Returns:
         ``(phrase [V, H], context [V, k * len(beliefs)])``.
     """
-    tops = [masked_topk(b.detach(), mask, k, pad)[0] for b in beliefs]
+    tops = [masked_topk(b, mask, k, pad)[0] for b in beliefs]
     return (phrase.detach() if detach_phrase else phrase), torch.cat(tops, dim=-1)
+
+
+@contextmanager
+def uninitialized(module: nn.Module) -> Iterator[None]:
+    """Build ``module``'s layers inside the block without drawing their initial values.
+
+    The layers are created on the meta device (no storage, no random draws) and every
+    parameter and buffer of ``module`` gets empty storage on the current default device
+    when the block ends; ``module.reset_parameters()`` must then initialise them all.  A
+    module whose ``__init__`` ends with ``reset_parameters()`` so draws each initial value
+    once, in the order its ``reset_parameters()`` visits the layers.
+    """
+    device = torch.empty(0).device
+    with torch.device("meta"):
+        yield
+    module.to_empty(device=device)

@@ -9,12 +9,17 @@ __all__ = ["Locate"]
 
 
 class Locate(nn.Module):
-    r"""``i = argmin(p)`` over the valid entries of every row.
+    r"""The position of the smallest valid entry of every row (paper Table 1).
 
-    Grounding is ``Locate(-b_root)``; the mismatched relation is
-    ``Locate(d)`` over the Compare scores of a graph's edges.
+    .. math::
+        i = \arg\min(\mathbf{p})
 
-    Shapes: ``p [B, S]``, ``mask [B, S]`` -> ``[B]`` (-1 for rows with no valid entry).
+    Grounding is ``Locate(-b_root)``; the mismatched relation is ``Locate(d)`` over the
+    Compare scores of a graph's edges (Eq. 8).  Locate has no settings.
+
+    Shapes:
+        - **input:** p :math:`(B, S)`, mask :math:`(B, S)`
+        - **output:** :math:`(B)` (-1 for rows with no valid entry)
     """
 
     def reset_parameters(self) -> None:

@@ -11,12 +11,22 @@ __all__ = ["Select"]
 
 
 class Select(nn.Module):
-    r"""``b' = F_topk(b)``: the ``K`` largest valid entries of every row, sorted.
+    r"""Top-K pruning of a belief (paper Eq. 3).
 
-    Rows with fewer than ``K`` valid entries give masked slots (value 0).
+    .. math::
+        \mathbf{b}^{\rm sel} = \mathrm{F_{topk}}(\mathbf{b})
 
-    Shapes: ``b [V, S]``, ``mask [V, S]`` -> values ``[V, K]``, slot positions
-    ``[V, K]`` (into ``S``), slot mask ``[V, K]``.
+    the :math:`K` largest valid entries of every row, sorted in decreasing order.  Rows
+    with fewer than :math:`K` valid entries give masked slots (value 0).
+
+    Args:
+        k (int, optional): :math:`K`, at least 1 (it may exceed the row length).
+            (default: :obj:`5`)
+
+    Shapes:
+        - **input:** b :math:`(V, S)`, mask :math:`(V, S)`
+        - **output:** values :math:`(V, K)`, slot positions :math:`(V, K)` (into
+          :math:`S`), slot mask :math:`(V, K)`
     """
 
     def __init__(self, k: int = 5) -> None:

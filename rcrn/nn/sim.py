@@ -1,4 +1,4 @@
-"""Sim: local correspondence between text and visual features (paper Eq. 1, 4, 14-16)."""
+"""Sim: local correspondence between text and visual features (paper Eq. 1, 4, 12, 14-16)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,34 @@ import torch.nn.functional as F
 from torch import nn
 
 from rcrn.encoders import spatial_pair
+from rcrn.nn.functional import uninitialized
 
 __all__ = ["MLP", "EntitySim", "RelationSim", "NormalizeScale", "BNMLP", "EntitySimBN",
            "RelationSimBN", "l2norm", "batch_norm"]
 
 
 class MLP(nn.Module):
-    """Linear -> ReLU -> Linear (the feature transformation MLPs of the paper)."""
+    r"""Linear -> ReLU -> Linear: the feature transformation MLPs of the paper (Eq. 14).
+
+    .. math::
+        \mathrm{MLP}(\mathbf{x}) = \mathbf{W}_2 \, \mathrm{ReLU}(\mathbf{W}_1 \mathbf{x}
+        + \mathbf{b}_1) + \mathbf{b}_2
+
+    Args:
+        in_dim (int): Size of each input sample.
+        hidden (int): Size of the hidden layer.
+        out_dim (int): Size of each output sample.
+
+    Shapes:
+        - **input:** :math:`(*, \text{in\_dim})`
+        - **output:** :math:`(*, \text{out\_dim})`
+    """
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int) -> None:
         super().__init__()
-        self.fc1, self.fc2 = nn.Linear(in_dim, hidden), nn.Linear(hidden, out_dim)
+        with uninitialized(self):
+            self.fc1, self.fc2 = nn.Linear(in_dim, hidden), nn.Linear(hidden, out_dim)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         self.fc1.reset_parameters()
@@ -27,6 +44,9 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(F.relu(self.fc1(x)))
+
+    def __repr__(self) -> str:
+        return f"MLP({self.fc1.in_features}, {self.fc1.out_features}, {self.fc2.out_features})"
 
 
 def oriented_pairs(geometry: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
@@ -48,23 +68,43 @@ def oriented_pairs(geometry: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
 
 
 class EntitySim(nn.Module):
-    r"""Entity Sim: vector similarity of SGRAF style, squashed to [-1, 1].
+    r"""Entity Sim: SGRAF-style vector similarity of phrases and regions (paper Eq. 1, 14-15).
 
-    ``F_trf(x) = L2Norm(MLP(x))``;
-    ``b_ij = tanh(W_eval^T ReLU(W_v (F_trf^t(x_i) - F_trf^v(y_j))^2))``.
+    .. math::
+        b_{ij} = \tanh\left(\mathbf{W}_{\rm eval}^{\top} \mathrm{ReLU}\left(
+        \mathbf{W}_v \left(\mathrm{F^t_{trf}}(\mathbf{x}_i)
+        - \mathrm{F^v_{trf}}(\mathbf{y}_j)\right)^2\right)\right),
+        \qquad \mathrm{F_{trf}}(\mathbf{x}) = \mathrm{L2Norm}(\mathrm{MLP}(\mathbf{x}))
 
-    Shapes: ``text [V, Dt]``, ``vis [B, N, Dv]``, ``node_batch [V]`` -> ``[V, N]``
-    (every node against every proposal of its own graph).
+    for every node :math:`i` (phrase vector :math:`\mathbf{x}_i`) against every proposal
+    :math:`j` of its own graph (feature :math:`\mathbf{y}_j`), squashed to
+    :math:`[-1, 1]`; the square is elementwise.  The appearance and location scores
+    :math:`b^{\rm app}, b^{\rm pos}` of Eq. 1 are two EntitySims.
+
+    Args:
+        text_dim (int): Size :math:`D_t` of the phrase vectors.
+        vis_dim (int): Size :math:`D_v` of the region features.
+        joint (int): Size :math:`J` of both transforms' outputs.
+        hidden (int): Hidden size of both transformation MLPs.
+        sim_dim (int): Size of the vector similarity
+            :math:`\mathbf{W}_v (\cdot)^2`.
+
+    Shapes:
+        - **input:** text :math:`(V, D_t)`, vis :math:`(B, N, D_v)`, node_batch :math:`(V)`
+          (the graph of every node)
+        - **output:** :math:`(V, N)`
     """
 
     def __init__(self, text_dim: int, vis_dim: int, joint: int, hidden: int,
                  sim_dim: int) -> None:
         super().__init__()
-        self.text_trf = MLP(text_dim, hidden, joint)
-        self.vis_trf = MLP(vis_dim, hidden, joint)
-        self.vec = nn.Linear(joint, sim_dim)
-        self.w_eval = nn.Linear(sim_dim, 1)
+        with uninitialized(self):
+            self.text_trf = MLP(text_dim, hidden, joint)
+            self.vis_trf = MLP(vis_dim, hidden, joint)
+            self.vec = nn.Linear(joint, sim_dim)
+            self.w_eval = nn.Linear(sim_dim, 1)
         self.dims = (text_dim, vis_dim, joint, hidden, sim_dim)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for m in (self.text_trf, self.vis_trf, self.vec, self.w_eval):
@@ -90,44 +130,71 @@ class EntitySim(nn.Module):
 
 
 class RelationSim(nn.Module):
-    r"""Relation Sim: ``[A_ij]_kl = ReLU(<F_trf(r^e_ij), F_trf(r^o_kl)>)``.
+    r"""Relation Sim: cosine alignment of relation phrases and region pairs (paper Eq. 4, 12, 16).
 
-    The visual pair feature is ``r^o_kl = [W_l s_kl, W_e [o_k, o_l]]`` (Eq. 12).
-    The first layer of ``F_trf`` on ``r^o`` is linear in ``[s_kl, o_k, o_l]``, so
-    ``project`` maps every box once (``U1 = W1b W_e^sub o``, ``U2 = W1b W_e^obj o``)
-    and ``forward`` adds the projections per pair: the same math as
-    concatenating and projecting each pair, with the 2D-wide product done per box.
+    .. math::
+        [\mathbf{A}_{ij}]_{kl} = \mathrm{ReLU}\left(\left\langle
+        \mathrm{F_{trf}}(\mathbf{r}^e_{ij}), \mathrm{F_{trf}}(\mathbf{r}^o_{kl})
+        \right\rangle\right), \qquad
+        \mathbf{r}^o_{kl} = \left[\mathbf{W}_l \mathbf{s}_{kl},
+        \mathbf{W}_e [\mathbf{o}_k, \mathbf{o}_l]\right]
 
-    Shapes: ``forward(text [E, Dt], boxes [M, 4], (U1, U2) [M, H], rows [E, R],
-    cols [E, C], row_is_subject [E])`` -> ``[E, R, C]``; rows/cols index the
-    ``M`` boxes of the batch.
+    for a relation phrase :math:`\mathbf{r}^e_{ij}` and the pair (subject :math:`k`,
+    object :math:`l`) of boxes with geometry :math:`\mathbf{s}_{kl}` (:func:`spatial_pair`)
+    and features :math:`\mathbf{o}_k, \mathbf{o}_l`; :math:`\mathrm{F_{trf}}` is
+    ``L2Norm(MLP(.))`` (Eq. 14), one per modality.  The first layer of the visual
+    :math:`\mathrm{F_{trf}}` is linear in :math:`[\mathbf{s}_{kl}, \mathbf{o}_k,
+    \mathbf{o}_l]`, so :meth:`project` maps every box once (``U1 = W1b W_e^sub o``,
+    ``U2 = W1b W_e^obj o``) and :meth:`forward` adds the projections per pair: the same
+    math as concatenating and projecting each pair, with the 2D-wide product done per box.
 
     Start: the ReLU of Eq. 16 passes no gradient where the cosine is negative,
     and at random initialisation the two transforms' outputs are dominated by
     their own fixed directions, so for some seeds every pair's cosine is (or
     after a few steps becomes) negative: every ``A`` is 0 for good, messages
-    carry nothing and matching never learns.  ``align`` (default 2.0) gives
-    both transforms' last layers the same bias ``align * u`` (``u`` a random
-    unit vector), so training starts with every pair mildly related (cosines
-    around 0.5) whatever the seed; ``align=0`` keeps PyTorch's default biases.
+    carry nothing and matching never learns.  ``align`` gives both transforms'
+    last layers the same bias ``align * u`` (``u`` a random unit vector), so
+    training starts with every pair mildly related (cosines around 0.5) whatever
+    the seed; ``align=0`` keeps PyTorch's default biases.
 
     ``diff=True`` appends ``|o_k - o_l|`` to the pair feature (``r^o = [W_l s,
     W_e [o_k, o_l], |o_k - o_l|]``, a departure from Eq. 12): relations that
     compare the two regions (the same colour / shape as) then read their
     difference directly instead of learning equality from a concatenation.
+
+    Args:
+        text_dim (int): Size :math:`D_t` of the relation phrase vectors.
+        vis_dim (int): Size :math:`D_v` of the region features.
+        spatial_dim (int): Size of :math:`\mathbf{W}_l \mathbf{s}` (the geometry has 5).
+        pair_dim (int): Size of :math:`\mathbf{W}_e [\mathbf{o}_k, \mathbf{o}_l]`.
+        hidden (int): Hidden size :math:`H` of both transformation MLPs.
+        joint (int): Size :math:`J` of both transforms' outputs.
+        align (float, optional): Norm of the shared starting bias of both transforms'
+            last layers (keyword-only; :obj:`0` keeps PyTorch's). (default: :obj:`2.0`)
+        diff (bool, optional): Append :math:`|\mathbf{o}_k - \mathbf{o}_l|` to the pair
+            feature (keyword-only). (default: :obj:`False`)
+
+    Shapes:
+        - **input:** text :math:`(E, D_t)`, boxes :math:`(M, 4)`, proj: :meth:`project`'s
+          per-box projections (``U1, U2`` :math:`(M, H)`, with ``diff`` the features
+          :math:`(M, D_v)`) or the raw features :math:`(M, D_v)` (the per-pair form),
+          rows :math:`(E, R)`, cols :math:`(E, C)` (indices into the :math:`M` boxes of
+          the batch), row_is_subject :math:`(E)`, txt :math:`(E, J)` (optional)
+        - **output:** :math:`(E, R, C)`
     """
 
     def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, pair_dim: int,
-                 hidden: int, joint: int, align: float = 2.0, diff: bool = False) -> None:
+                 hidden: int, joint: int, *, align: float = 2.0, diff: bool = False) -> None:
         super().__init__()
         self.align, self.diff = align, diff
-        self.W_l = nn.Linear(5, spatial_dim)
-        self.W_e = nn.Linear(2 * vis_dim, pair_dim)
-        self.vis_fc1 = nn.Linear(spatial_dim + pair_dim + (vis_dim if diff else 0), hidden)
-        self.vis_fc2 = nn.Linear(hidden, joint)
-        self.text_trf = MLP(text_dim, hidden, joint)
+        with uninitialized(self):
+            self.W_l = nn.Linear(5, spatial_dim)
+            self.W_e = nn.Linear(2 * vis_dim, pair_dim)
+            self.vis_fc1 = nn.Linear(spatial_dim + pair_dim + (vis_dim if diff else 0), hidden)
+            self.vis_fc2 = nn.Linear(hidden, joint)
+            self.text_trf = MLP(text_dim, hidden, joint)
         self.dims = (text_dim, vis_dim, spatial_dim, pair_dim, hidden, joint)
-        self._align_biases()
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for m in (self.W_l, self.W_e, self.vis_fc1, self.vis_fc2, self.text_trf):
@@ -237,13 +304,28 @@ def batch_norm(m: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
 
 
 class NormalizeScale(nn.Module):
-    r"""``w ⊙ x / ||x||``: L2-normalise the last axis, then scale it by a learned
-    per-dimension weight that starts at ``init`` (20 in the release)."""
+    r"""L2 normalisation with a learned per-dimension scale (the release's NormalizeScale).
+
+    .. math::
+        \mathbf{y} = \mathbf{w} \odot \frac{\mathbf{x}}{\|\mathbf{x}\|_2}
+
+    over the last axis; :math:`\mathbf{w}` starts at ``init`` in every dimension.
+
+    Args:
+        dim (int): Size of the last axis.
+        init (float, optional): Starting value of every weight (20 in the release).
+            (default: :obj:`20.0`)
+
+    Shapes:
+        - **input:** :math:`(*, \text{dim})`
+        - **output:** :math:`(*, \text{dim})`
+    """
 
     def __init__(self, dim: int, init: float = 20.0) -> None:
         super().__init__()
         self.init = init
-        self.weight = nn.Parameter(torch.full((1, dim), float(init)))
+        self.weight = nn.Parameter(torch.empty(1, dim))
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.constant_(self.weight, self.init)
@@ -256,18 +338,36 @@ class NormalizeScale(nn.Module):
 
 
 class BNMLP(nn.Module):
-    """Linear -> BatchNorm -> ReLU -> Dropout -> Linear -> BatchNorm (the release's
-    feature transformations), over any leading shape (BatchNorm sees the flattened rows).
+    r"""Linear -> BatchNorm -> ReLU -> Dropout -> Linear -> BatchNorm: the release's MLP.
 
-    ``forward(x, mask)`` with a boolean ``mask`` over the leading shape transforms only
-    the valid rows (so padding never enters the batch statistics); the others are 0.
+    .. math::
+        \mathrm{BNMLP}(\mathbf{x}) = \mathrm{BN}_2\left(\mathbf{W}_2 \,
+        \mathrm{Dropout}\left(\mathrm{ReLU}\left(\mathrm{BN}_1(\mathbf{W}_1 \mathbf{x}
+        + \mathbf{b}_1)\right)\right) + \mathbf{b}_2\right)
+
+    The release's feature transformations (in place of the paper's MLP of Eq. 14), over
+    any leading shape (BatchNorm sees the flattened rows).  With a boolean ``mask`` over
+    the leading shape only the valid rows are transformed (so padding never enters the
+    batch statistics); the others are 0.  While training, a single row has no batch
+    statistics: it is normalised with the running ones and leaves them unchanged.
+
+    Args:
+        in_dim (int): Size of each input sample.
+        out_dim (int): Size of the hidden layer and of each output sample.
+        dropout (float, optional): Dropout probability. (default: :obj:`0.2`)
+
+    Shapes:
+        - **input:** x :math:`(*, \text{in\_dim})`, mask :math:`(*)` (optional)
+        - **output:** :math:`(*, \text{out\_dim})`
     """
 
     def __init__(self, in_dim: int, out_dim: int, dropout: float = 0.2) -> None:
         super().__init__()
-        self.fc1, self.bn1 = nn.Linear(in_dim, out_dim), nn.BatchNorm1d(out_dim)
-        self.drop = nn.Dropout(dropout)
-        self.fc2, self.bn2 = nn.Linear(out_dim, out_dim), nn.BatchNorm1d(out_dim)
+        with uninitialized(self):
+            self.fc1, self.bn1 = nn.Linear(in_dim, out_dim), nn.BatchNorm1d(out_dim)
+            self.drop = nn.Dropout(dropout)
+            self.fc2, self.bn2 = nn.Linear(out_dim, out_dim), nn.BatchNorm1d(out_dim)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for m in (self.fc1, self.bn1, self.fc2, self.bn2):
@@ -293,28 +393,54 @@ class BNMLP(nn.Module):
         out[mask] = self.rows(x[mask])
         return out
 
+    def __repr__(self) -> str:
+        return (f"BNMLP({self.fc1.in_features}, {self.fc1.out_features}, "
+                f"dropout={self.drop.p:g})")
+
 
 class EntitySimBN(nn.Module):
-    r"""Entity Sim with the release's layers.
+    r"""Entity Sim with the release's layers (paper Eq. 1, 14-15).
 
-    ``y_j = F_v(NS(o_j))`` (``NS`` = :class:`NormalizeScale`; with ``pre`` the
-    normalised input first goes through a Linear to ``joint``: the location branch),
-    ``x_i = F_t(e_i)``, both :class:`BNMLP` then L2-normalised;
-    ``b_ij = tanh(W_eval^T ReLU(l2norm(W_v (x_i - y_j)^2)))``.
+    .. math::
+        b_{ij} = \tanh\left(\mathbf{W}_{\rm eval}^{\top} \mathrm{ReLU}\left(
+        \mathrm{l2norm}\left(\mathbf{W}_v (\mathbf{x}_i - \mathbf{y}_j)^2\right)
+        \right)\right)
 
-    Shapes as :class:`EntitySim`; ``box_mask [B, N]`` keeps padding out of BatchNorm.
+    with :math:`\mathbf{x}_i = \mathrm{L2}(\mathrm{F}_t(\mathbf{e}_i))` and
+    :math:`\mathbf{y}_j = \mathrm{L2}(\mathrm{F}_v(\mathrm{NS}(\mathbf{o}_j)))`
+    (:math:`\mathrm{NS}` = :class:`NormalizeScale`; with ``pre`` the normalised input
+    first goes through a Linear to ``joint``: the location branch), both transforms
+    :class:`BNMLP`; :func:`l2norm` is SGRAF's.
+
+    Args:
+        text_dim (int): Size :math:`D_t` of the phrase vectors.
+        vis_dim (int): Size :math:`D_v` of the region features.
+        joint (int): Size :math:`J` of both transforms' outputs (and of ``pre``'s).
+        sim_dim (int): Size of the vector similarity :math:`\mathbf{W}_v (\cdot)^2`.
+        dropout (float, optional): Dropout of both :class:`BNMLP`. (default: :obj:`0.2`)
+        pre (bool, optional): A Linear to ``joint`` after the NormalizeScale.
+            (default: :obj:`False`)
+        init_norm (float, optional): NormalizeScale's starting weight.
+            (default: :obj:`20.0`)
+
+    Shapes:
+        - **input:** text :math:`(V, D_t)`, vis :math:`(B, N, D_v)`, node_batch :math:`(V)`,
+          box_mask :math:`(B, N)` (optional: keeps padding out of BatchNorm)
+        - **output:** :math:`(V, N)`
     """
 
     def __init__(self, text_dim: int, vis_dim: int, joint: int, sim_dim: int,
                  dropout: float = 0.2, pre: bool = False, init_norm: float = 20.0) -> None:
         super().__init__()
-        self.norm = NormalizeScale(vis_dim, init_norm)
-        self.pre = nn.Linear(vis_dim, joint) if pre else None
-        self.vis_trf = BNMLP(joint if pre else vis_dim, joint, dropout)
-        self.text_trf = BNMLP(text_dim, joint, dropout)
-        self.vec = nn.Linear(joint, sim_dim)
-        self.w_eval = nn.Linear(sim_dim, 1)
+        with uninitialized(self):
+            self.norm = NormalizeScale(vis_dim, init_norm)
+            self.pre = nn.Linear(vis_dim, joint) if pre else None
+            self.vis_trf = BNMLP(joint if pre else vis_dim, joint, dropout)
+            self.text_trf = BNMLP(text_dim, joint, dropout)
+            self.vec = nn.Linear(joint, sim_dim)
+            self.w_eval = nn.Linear(sim_dim, 1)
         self.dims = (text_dim, vis_dim, joint, sim_dim)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for m in (self.norm, self.pre, self.vis_trf, self.text_trf, self.vec, self.w_eval):
@@ -340,15 +466,23 @@ class EntitySimBN(nn.Module):
     def __repr__(self) -> str:
         t, v, j, s = self.dims
         return (f"EntitySimBN(text={t}, vis={v}, joint={j}, sim={s}, "
-                f"pre={self.pre is not None})")
+                f"pre={self.pre is not None}, dropout={self.vis_trf.drop.p:g}, "
+                f"init_norm={self.norm.init:g})")
 
 
 class RelationSimBN(nn.Module):
-    r"""Relation Sim with the release's layers.
+    r"""Relation Sim with the release's layers (paper Eq. 4, 12, 16).
 
-    Pair feature ``r_kl = W_f [NS(W_e [o_k, o_l]), NS'(W_l s_kl)]``, then
-    ``[A]_kl = ReLU(<L2(F_v(r_kl)), L2(F_t(r^e))>)`` with :class:`BNMLP` transforms
-    (``W_e`` maps ``2 Dv -> Dv`` as in the release).
+    .. math::
+        [\mathbf{A}_{ij}]_{kl} = \mathrm{ReLU}\left(\left\langle
+        \mathrm{L2}(\mathrm{F}_t(\mathbf{r}^e_{ij})), \mathrm{L2}(\mathrm{F}_v(
+        \mathbf{r}_{kl}))\right\rangle\right), \qquad
+        \mathbf{r}_{kl} = \mathbf{W}_f \left[\mathrm{NS}(\mathbf{W}_e [\mathbf{o}_k,
+        \mathbf{o}_l]), \mathrm{NS}'(\mathbf{W}_l \mathbf{s}_{kl})\right]
+
+    with :class:`BNMLP` transforms :math:`\mathrm{F}_t, \mathrm{F}_v` and
+    :class:`NormalizeScale` :math:`\mathrm{NS}, \mathrm{NS}'` (``W_e`` maps
+    ``2 Dv -> Dv`` as in the release).
 
     Exactly the same arithmetic, without a per-pair product on ``2 Dv``-wide rows:
     ``x = W_e^sub o_k + W_e^obj o_l + c`` is a sum of two per-box projections, its
@@ -358,20 +492,35 @@ class RelationSimBN(nn.Module):
     diag(w)`` applied once per box (:meth:`project`).  Only the dot product
     ``a_k . b_l`` and the 64-d spatial branch are per pair before ``F_v``'s BatchNorm.
 
-    Shapes as :class:`RelationSim` (``proj`` is :meth:`project`'s tuple).
+    Args:
+        text_dim (int): Size :math:`D_t` of the relation phrase vectors.
+        vis_dim (int): Size :math:`D_v` of the region features (and of
+            :math:`\mathbf{W}_e [\mathbf{o}_k, \mathbf{o}_l]`).
+        spatial_dim (int): Size of :math:`\mathbf{W}_l \mathbf{s}` (the geometry has 5).
+        joint (int): Size :math:`J` of :math:`\mathbf{r}_{kl}` and of both transforms.
+        dropout (float, optional): Dropout of both :class:`BNMLP`. (default: :obj:`0.2`)
+        init_norm (float, optional): Both NormalizeScales' starting weight.
+            (default: :obj:`20.0`)
+
+    Shapes:
+        - **input:** as :class:`RelationSim`, with proj :meth:`project`'s tuple (or the
+          raw features :math:`(M, D_v)`)
+        - **output:** :math:`(E, R, C)`
     """
 
     def __init__(self, text_dim: int, vis_dim: int, spatial_dim: int, joint: int,
                  dropout: float = 0.2, init_norm: float = 20.0) -> None:
         super().__init__()
-        self.W_e = nn.Linear(2 * vis_dim, vis_dim)
-        self.vis_norm = NormalizeScale(vis_dim, init_norm)
-        self.W_l = nn.Linear(5, spatial_dim)
-        self.spatial_norm = NormalizeScale(spatial_dim, init_norm)
-        self.W_f = nn.Linear(vis_dim + spatial_dim, joint)
-        self.vis_trf = BNMLP(joint, joint, dropout)
-        self.text_trf = BNMLP(text_dim, joint, dropout)
+        with uninitialized(self):
+            self.W_e = nn.Linear(2 * vis_dim, vis_dim)
+            self.vis_norm = NormalizeScale(vis_dim, init_norm)
+            self.W_l = nn.Linear(5, spatial_dim)
+            self.spatial_norm = NormalizeScale(spatial_dim, init_norm)
+            self.W_f = nn.Linear(vis_dim + spatial_dim, joint)
+            self.vis_trf = BNMLP(joint, joint, dropout)
+            self.text_trf = BNMLP(text_dim, joint, dropout)
         self.dims = (text_dim, vis_dim, spatial_dim, joint)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for m in (self.W_e, self.vis_norm, self.W_l, self.spatial_norm, self.W_f,
@@ -443,4 +592,5 @@ class RelationSimBN(nn.Module):
 
     def __repr__(self) -> str:
         t, v, s, j = self.dims
-        return f"RelationSimBN(text={t}, vis={v}, spatial={s}, joint={j})"
+        return (f"RelationSimBN(text={t}, vis={v}, spatial={s}, joint={j}, "
+                f"dropout={self.vis_trf.drop.p:g}, init_norm={self.vis_norm.init:g})")
