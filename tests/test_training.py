@@ -223,3 +223,25 @@ def test_the_loss_reads_the_models_grounding_logits(scale, norm):
     want = F.cross_entropy(out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))[
         positive], batch.target_index[positive])
     torch.testing.assert_close(rcrn_loss(out, batch, LossConfig())["grd"], want)
+
+
+@pytest.mark.parametrize("removed, loads", [({"relation_gaps": False}, True),
+                                            ({"relation_gaps": True}, False),
+                                            ({"message_reduce": {"match_up": "mean"}}, False)])
+def test_a_checkpoint_naming_a_removed_setting_loads_only_at_its_neutral_value(
+        tmp_path, removed, loads):
+    from rcrn.engine.trainer import CheckpointError, build_model, save_checkpoint
+
+    problems = learnable_problems(4, seed=3)
+    vocab = Vocab.build(problems)
+    model = build_model(CONFIG, vocab)
+    config = dict(CONFIG, model={**CONFIG["model"], **removed})
+    save_checkpoint(tmp_path / "old.pt", model, vocab, config)
+    if loads:
+        again, _, _, _ = load_checkpoint(tmp_path / "old.pt")
+        for k, v in model.state_dict().items():
+            assert torch.equal(again.state_dict()[k], v), k
+    else:
+        with pytest.raises(CheckpointError, match="a setting this version removed|which this "
+                                                  "version removed"):
+            load_checkpoint(tmp_path / "old.pt")

@@ -575,10 +575,28 @@ def _load_weights(path: Path, model: nn.Module, weights: dict[str, torch.Tensor]
                               f"({_one_line(exc)})") from exc
 
 
+#: ``model`` settings removed after they were measured not to help (docs/ablations.md),
+#: with the value that computed what the model computes without them: a checkpoint
+#: saved with that value still loads, one saved with another is refused.
+REMOVED_MODEL_SETTINGS = {"relation_gaps": False}
+
+
 def _model_of(path: Path, config: dict[str, Any], vocab: Vocab, pretrained_words: bool
               ) -> nn.Module:
     from rcrn.engine.config import ConfigError
 
+    model = dict(config.get("model") or {})
+    for key, neutral in REMOVED_MODEL_SETTINGS.items():
+        if key in model and model.pop(key) != neutral:
+            raise CheckpointError(f"checkpoint {path}: its model was trained with "
+                                  f"model.{key}, a setting this version removed (see "
+                                  f"docs/ablations.md); it cannot rebuild that model")
+    reduce = model.get("message_reduce") or {}
+    if isinstance(reduce, dict) and "mean" in reduce.values():
+        raise CheckpointError(f"checkpoint {path}: its model was trained with "
+                              f"model.message_reduce 'mean', which this version removed "
+                              f"(see docs/ablations.md); it cannot rebuild that model")
+    config = dict(config, model=model)
     try:
         return build_model(config, vocab, pretrained_words=pretrained_words)
     except (ConfigError, TypeError, ValueError) as exc:
