@@ -1,11 +1,11 @@
 """An independent per-tree, per-node reference implementation of RCRN, and test data.
 
-:func:`reference_forward` is the oracle of the batched model (``tests/test_propagation.py``)
-and the baseline ``rcrn bench propagation`` measures it against.  It shares no code
-with the model: it reads every parameter by name from ``model.state_dict()`` and
-computes every primitive from its equation (the docstrings of ``rcrn.models.rcrn``,
-``rcrn.nn`` and ``rcrn.encoders`` state them), one problem at a time, walking each
-tree with plain Python loops over nodes and edges (tensors run over one node's
+:func:`reference_forward` is the oracle of the batched model
+(``tests/rcrn/models/test_propagation.py``) and the baseline ``rcrn bench propagation``
+measures it against.  It shares no code with the model: it reads every parameter by
+name from ``model.state_dict()`` and computes every primitive from its equation (the
+docstrings of ``rcrn.models.rcrn``, ``rcrn.nn`` and ``rcrn.encoders`` state them), one
+problem at a time, walking each tree with plain Python loops over nodes and edges (tensors run over one node's
 boxes only).  In particular it writes out
 
 * the word embedding look-up, the BiLSTM step equations (gates ``i, f, g, o`` from
@@ -92,7 +92,8 @@ def reference_forward(model: torch.nn.Module, problems: Sequence[GroundingProble
         raise NotImplementedError("reference_forward does not cover vision-language layers")
     if getattr(cfg, "front", "words") != "words":
         raise NotImplementedError("reference_forward does not cover the UNITER front end "
-                                  "(tests/test_uniter.py checks it against BERT's own code)")
+                                  "(tests/rcrn/models/test_uniter.py checks it against "
+                                  "BERT's own code)")
     if getattr(model, "region_encoder", None) is not None:
         raise NotImplementedError("reference_forward reads the problems' region features; "
                                   "it does not cover pixel region encoders")

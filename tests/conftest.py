@@ -1,5 +1,5 @@
-"""Suite-wide settings; the release's checkpoint layout (``test_release``) is importable
-by the other test modules in any import mode."""
+"""Suite-wide settings; the release's checkpoint layout (``rcrn/models/test_release``) is
+importable by the other test modules in any import mode."""
 
 import sys
 import warnings
@@ -7,6 +7,6 @@ from pathlib import Path
 
 warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=DeprecationWarning)
 
-_HERE = str(Path(__file__).resolve().parent)
+_HERE = str(Path(__file__).resolve().parent / "rcrn" / "models")
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)

@@ -14,7 +14,7 @@ from rcrn.cli.lengthgen import load_experiment
 from rcrn.engine import schema
 from rcrn.engine.config import ConfigError, check_config, load_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "rcrn" / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "rcrn" / "configs"
 SYNTHETIC = CONFIGS / "synthetic.yaml"
 
 

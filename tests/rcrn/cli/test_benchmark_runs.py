@@ -12,7 +12,7 @@ from benchmarks.base import DataError
 from rcrn.cli import main
 from rcrn.cli.benchmark_runs import load_run
 
-CONFIG = str(Path(__file__).resolve().parents[1] / "rcrn" / "configs" / "vsr.yaml")
+CONFIG = str(Path(__file__).resolve().parents[3] / "rcrn" / "configs" / "vsr.yaml")
 TINY = ["model.word_dim=8", "model.lstm_hidden=8", "model.joint=16", "model.hidden=16",
         "model.sim_dim=8", "model.vis_dim=8", "model.spatial_dim=4", "model.pair_dim=8",
         "model.classify_hidden=8", "region_encoder.channels=[4, 8, 8]", "data.image_size=64",

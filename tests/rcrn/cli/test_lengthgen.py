@@ -21,7 +21,7 @@ from rcrn.cli.lengthgen import (
 )
 from rcrn.engine.config import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 BASE = ROOT / "rcrn" / "configs" / "synthetic.yaml"
 TINY_MODEL = dict(word_dim=8, lstm_hidden=8, joint=16, hidden=16, sim_dim=8, vis_dim=8,
                   spatial_dim=4, pair_dim=8, classify_hidden=8)

@@ -27,7 +27,7 @@ from rcrn.engine.trainer import Trainer, build_model, make_loader
 from rcrn.losses import LossConfig, rcrn_loss
 from rcrn.testing import learnable_problems
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PROBLEMS = 40  # one epoch of batch 9: 9, 9, 9, 9, 4 -> ranks get 5/4, ..., 2/2
 CONFIG = {
     "seed": 0,

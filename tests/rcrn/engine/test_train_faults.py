@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from rcrn.cli import main
 from rcrn.engine.trainer import CheckpointError, read_checkpoint, state_digest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 STEPS = 20
 TINY = ["data.scenes=10", "data.per_scene=2", "model.word_dim=8", "model.lstm_hidden=8",
         "model.joint=16", "model.hidden=16", "model.sim_dim=8", "model.vis_dim=8",

@@ -1,7 +1,7 @@
 """The main job end to end: `rcrn demo` generates, trains, evaluates and draws.
 
 The default run takes the demo path on a tiny benchmark (seconds); the learning check, a
-few minutes of training, is marked slow (``pytest -m slow tests/test_demo.py``).
+few minutes of training, is marked slow (``pytest -m slow tests/rcrn/cli/test_demo.py``).
 """
 
 from __future__ import annotations
