@@ -5,8 +5,8 @@
 measures it against.  It shares no code with the model: it reads every parameter by
 name from ``model.state_dict()`` and computes every primitive from its equation (the
 docstrings of ``rcrn.models.rcrn``, ``rcrn.nn`` and ``rcrn.encoders`` state them), one
-problem at a time, walking each tree with plain Python loops over nodes and edges (tensors run over one node's
-boxes only).  In particular it writes out
+problem at a time, walking each tree with plain Python loops over nodes and edges
+(tensors run over one node's boxes only).  In particular it writes out
 
 * the word embedding look-up, the BiLSTM step equations (gates ``i, f, g, o`` from
   ``weight_ih / weight_hh / bias_ih / bias_hh``) and both phrase attentions
