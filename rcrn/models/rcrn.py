@@ -28,12 +28,14 @@ from rcrn.nn import (
     MLP,
     Aggregate,
     And,
+    Belief,
     Classify,
     Compare,
     EntitySim,
     GateProd,
     GateSum,
     Locate,
+    Propagation,
     RelationSim,
     Select,
 )
@@ -253,24 +255,6 @@ class RCRNConfig:
 
 
 @dataclass
-class Belief:
-    """Beliefs of every node over a set of slots (regions).
-
-    Attributes:
-        values: ``[V, S]`` belief of every node in every slot.
-        slots: ``[V, S]`` batch-global region index of every slot.
-        mask: ``[V, S]`` valid slots.
-        updated: ``[V]`` nodes a propagation step has updated (kept only when the
-            model emulates the release's padding slots, ``release_slots > 0``).
-    """
-
-    values: torch.Tensor
-    slots: torch.Tensor
-    mask: torch.Tensor
-    updated: torch.Tensor | None = None
-
-
-@dataclass
 class Encoded:
     """What every step of a program reads: the batch's phrases, regions and local scores
     (:meth:`RCRN.encode`).
@@ -383,7 +367,8 @@ class RCRN(nn.Module):
         for name, (kind, mode) in P.gate_specs(self.program).items():
             self.gates[name] = (GateSum(state, ctx, 2, mode, cfg.belief_floor)
                                 if kind == "gatesum" else GateProd(state, ctx, mode))
-        self.select = Select(cfg.k)
+        self.propagation = Propagation(cfg.k, cfg.context, cfg.message_norm,
+                                       track_updates=cfg.release_slots > 0)
         cfg.message_reduce = dict(cfg.message_reduce)
         self.aggregates = nn.ModuleDict({r: Aggregate(cfg.eps, r) for r in Aggregate.REDUCE})
         self.classify = Classify(cfg.k, cfg.classify_hidden, cfg.classify_log, cfg.eps,
@@ -517,55 +502,24 @@ class RCRN(nn.Module):
         return Belief(values, x.slots.gather(1, pos), mask, x.updated)
 
     def propagate(self, enc: Encoded, x: Belief, direction: str, name: str) -> Belief:
-        """Bottom-up (``up``) or top-down (``down``) message passing (paper 4.2.1).
+        """Bottom-up (``up``) or top-down (``down``) message passing (paper 4.2.1) with
+        the GateProd named ``name``: :class:`~rcrn.nn.Propagation` over the batch, the
+        relation scores from Relation Sim, only for (target slot, context top-K slot)
+        pairs."""
+        rel_txt = enc.rel_txt
 
-        One batched step per tree level: Select on the context nodes, relation
-        scores only for (target slot, context top-K slot) pairs, Aggregate in
-        log space, GateProd on the target nodes.  The context nodes' top-K slots
-        are chosen by their belief before the pass (``context="local"``) or by the
-        belief propagated so far (``"propagated"``); their values are always the
-        propagated ones.
-        """
-        batch, gate, cfg = enc.batch, self.gates[name], self.config
-        aggregate = self.aggregates[cfg.message_reduce.get(name, "sum")]
-        b = x.values
-        up = direction == "up"
-        order = range(len(batch.levels) - 1, -1, -1) if up else range(len(batch.levels))
-        betas = []
-        updated = None
-        if cfg.release_slots:
-            updated = (x.updated.clone() if x.updated is not None
-                       else torch.zeros(b.shape[0], dtype=torch.bool, device=b.device))
-        for d in order:
-            lv = batch.levels[d]
-            parent, child = batch.edge_index[0, lv], batch.edge_index[1, lv]
-            tgt, src = (parent, child) if up else (child, parent)
-            if cfg.context == "local":
-                _, sel_pos, sel_mask = self.select(x.values[src], x.mask[src])
-                sel_val = b[src].gather(1, sel_pos).masked_fill(~sel_mask, 0.0)
-            else:
-                sel_val, sel_pos, _ = self.select(b[src], x.mask[src])
-            if cfg.message_norm == "max":
-                # each sender's largest belief among those it sends (with a local context
-                # the slots are in the order of the local belief, not of these values)
-                sel_val = sel_val / sel_val.amax(-1, keepdim=True).clamp(min=1e-12)
-            cols = x.slots[src].gather(1, sel_pos)
-            rows = x.slots[tgt]
-            subj = batch.edge_parent_is_subject[lv]
-            A = self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols,
-                             subj if up else ~subj,
-                             txt=None if enc.rel_txt is None else enc.rel_txt[lv])
-            self._emit(f"relation:{name}:{d + 1}", (lv, A))
-            log_agg = aggregate(A, sel_val, torch.stack([src, tgt]), b.shape[0])
-            nodes = batch.level_parents[d] if up else child
-            new, beta = gate(x.values[nodes], log_agg[nodes], enc.phrase[nodes],
-                             enc.context[nodes], x.mask[nodes])
-            betas.append((nodes, beta))
-            b = b.index_copy(0, nodes, new)
-            if updated is not None:
-                updated[nodes] = True
+        def scores(lv: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                   subj: torch.Tensor) -> torch.Tensor:
+            return self.rel_sim(enc.rel[lv], enc.boxes_flat, enc.proj, rows, cols, subj,
+                                txt=None if rel_txt is None else rel_txt[lv])
+
+        aggregate = self.aggregates[self.config.message_reduce.get(name, "sum")]
+        out, betas = self.propagation(
+            x, direction, enc.batch, scores, self.gates[name], aggregate, enc.phrase,
+            enc.context,
+            on_scores=lambda d, lv, A: self._emit(f"relation:{name}:{d + 1}", (lv, A)))
         self._emit(f"beta:{name}", betas)
-        return Belief(b, x.slots, x.mask, updated)
+        return out
 
     # ------------------------------------------------------------- program
     def _eval(self, expr: tuple, enc: Encoded, cache: dict[tuple, Any]) -> Any:

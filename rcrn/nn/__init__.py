@@ -7,8 +7,10 @@ from rcrn.nn.compare import Compare
 from rcrn.nn.functional import f_norm, masked_topk
 from rcrn.nn.gate import Gate, GateProd, GateSum
 from rcrn.nn.locate import Locate
+from rcrn.nn.propagation import Belief, Propagation
 from rcrn.nn.selection import Select
 from rcrn.nn.sim import MLP, EntitySim, RelationSim
 
-__all__ = ["Aggregate", "And", "Classify", "Compare", "EntitySim", "Gate", "GateProd",
-           "GateSum", "Locate", "MLP", "RelationSim", "Select", "f_norm", "masked_topk"]
+__all__ = ["Aggregate", "And", "Belief", "Classify", "Compare", "EntitySim", "Gate",
+           "GateProd", "GateSum", "Locate", "MLP", "Propagation", "RelationSim", "Select",
+           "f_norm", "masked_topk"]

@@ -340,7 +340,7 @@ def test_one_k_serves_select_and_classify():
                                 classify_hidden=4), vocab_size=3)
         text = P.to_text(model.program)
         assert "(select 3 " in text and "(select 5 " not in text, (name, text)
-        assert model.select.k == model.classify.k == 3
+        assert model.propagation.select.k == model.classify.k == 3
     with pytest.raises(P.ProgramError, match="top 5 regions but model.k is 3"):
         P.resolve(P.to_text(P.RCRN_PROGRAM), 3)
     assert P.resolve(P.to_text(P.RCRN_PROGRAM), 5) == P.RCRN_PROGRAM

@@ -1,5 +1,6 @@
 """Each primitive on its own: shapes, math, gradcheck, edge cases."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -316,3 +317,54 @@ def test_gate_takes_its_context_without_gradient():
     b, agg = torch.rand(2, 4, dtype=D), torch.rand(2, 4, dtype=D).log()
     GateProd(3, 2).double()(b, agg, h, c, mask)[0].sum().backward()
     assert c.grad is None
+
+
+class _ProductGate(torch.nn.Module):
+    """A gate with β = 1: the new belief is the old one times the aggregated message."""
+
+    def forward(self, b, log_agg, phrase, context, mask):
+        return b * torch.exp(log_agg), torch.ones(len(b), 1, dtype=b.dtype)
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_propagation_runs_outside_rcrn_level_by_level(direction):
+    from rcrn.batching import Vocab, collate
+    from rcrn.nn import Belief, Propagation
+    from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Proposals, Relation
+
+    # a chain 0 - 1 - 2 rooted at 0; every relation score 1 (no Relation Sim at all)
+    words = "a b c d e".split()
+    graph = LanguageGraph(words, [Entity("a", (0, 1), "a"), Entity("c", (2, 3), "c"),
+                                  Entity("e", (4, 5), "e")],
+                          [Relation(0, 1, "b", (1, 2)), Relation(1, 2, "d", (3, 4))], root=0)
+    boxes = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [1, 2, 3, 4]], dtype=np.float32)
+    problem = GroundingProblem(graph, Proposals(boxes, (32, 32), features=np.ones((3, 2))))
+    batch = collate([problem], Vocab.build([problem]))
+    b = torch.tensor([[0.5, 0.2, 0.1], [0.3, 0.6, 0.9], [0.4, 0.8, 0.2]], dtype=D)
+    slots = torch.arange(3).repeat(3, 1)
+    x = Belief(b, slots, torch.ones(3, 3, dtype=torch.bool))
+    seen = []
+
+    def scores(lv, rows, cols, subj):
+        seen.append(batch.edge_index[:, lv].tolist())
+        return torch.ones(len(lv), rows.shape[1], cols.shape[1], dtype=D)
+
+    prop = Propagation(k=3)
+    assert not list(prop.parameters())
+    out, betas = prop(x, direction, batch, scores, _ProductGate(), Aggregate(eps=0.0),
+                      torch.zeros(3, 1), torch.zeros(3, 1))
+    # each receiver's message is the sum of its sender's (already updated) belief
+    want = b.clone()
+    if direction == "up":     # the deepest level first: node 1 hears 2, then 0 hears 1
+        want[1] = b[1] * b[2].sum()
+        want[0] = b[0] * want[1].sum()
+        assert seen == [[[1], [2]], [[0], [1]]]
+    else:                     # the root first: node 1 hears 0, then 2 hears 1
+        want[1] = b[1] * b[0].sum()
+        want[2] = b[2] * want[1].sum()
+        assert seen == [[[0], [1]], [[1], [2]]]
+    assert torch.allclose(out.values, want)
+    assert len(betas) == 2 and out.updated is None
+    with pytest.raises(ValueError, match="direction"):
+        prop(x, "sideways", batch, scores, _ProductGate(), Aggregate(), torch.zeros(3, 1),
+             torch.zeros(3, 1))
