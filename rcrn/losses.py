@@ -11,7 +11,7 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.output import ModelOutput
 
-__all__ = ["LossConfig", "TERMS", "rcrn_loss", "loss_items"]
+__all__ = ["LossConfig", "TERMS", "loss_terms", "rcrn_loss", "loss_items"]
 
 
 @dataclass
@@ -63,9 +63,10 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
     return {"grd": positive, "match": batch.match >= 0, "reg": reg}
 
 
-def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
-              ) -> dict[str, torch.Tensor]:
-    """Loss terms for one batch.
+def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
+               ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Every loss term of one batch as ``(sum, count)``: its sum over the items it applies
+    to and their number (0 when the model gives no output the term reads).
 
     * ``grd``: cross-entropy of ``softmax(out.ground_logits)`` over the image's
       proposals against the proposal of maximum IoU with the referent, on matched
@@ -79,34 +80,46 @@ def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = 
       the referent box (omega = 0 otherwise, appendix B; see ``LossConfig``).
 
     Returns:
-        dict with ``loss`` and each term (means over the pairs they apply to).
+        ``{term: (sum, count)}`` for every term of :data:`TERMS`; a term's value is
+        ``sum / count`` (:func:`rcrn_loss`), and summing both over the ranks gives the
+        global batch's (``rcrn.engine.distributed.global_batch_loss``).
     """
     cfg = cfg or LossConfig()
     zero = batch.box_feats.new_zeros(())
-    terms = dict.fromkeys(TERMS, zero)
+    terms = dict.fromkeys(TERMS, (zero, zero))
     items = loss_items(out, batch, cfg)
     positive = items["grd"]
     if out.ground_logits is not None and positive.any():
         logits = out.ground_logits.masked_fill(~batch.box_mask, float("-inf"))
-        terms["grd"] = F.cross_entropy(logits[positive], batch.target_index[positive])
+        terms["grd"] = (F.cross_entropy(logits[positive], batch.target_index[positive],
+                                        reduction="sum"), positive.sum())
     known = items["match"]
     if out.match_logit is not None and known.any():
-        terms["match"] = F.binary_cross_entropy_with_logits(out.match_logit[known],
-                                                            batch.match[known])
+        terms["match"] = (F.binary_cross_entropy_with_logits(
+            out.match_logit[known], batch.match[known], reduction="sum"), known.sum())
     elif out.match_prob is not None and known.any():
         p = out.match_prob[known].clamp(1e-6, 1 - 1e-6)
-        terms["match"] = F.binary_cross_entropy(p, batch.match[known])
+        terms["match"] = (F.binary_cross_entropy(p, batch.match[known], reduction="sum"),
+                          known.sum())
     use = items["reg"]
     if use.any():
         ar = torch.arange(batch.num_graphs, device=batch.match.device)
         chosen = batch.boxes_px[ar, out.ground_index.clamp(min=0)]
         target = encode_deltas(chosen[use], batch.referent_box[use])
         if cfg.reg == "release":
-            reg = F.l1_loss(out.deltas[use], target, reduction="none")
+            reg = F.l1_loss(out.deltas[use], target, reduction="sum")
         else:
-            reg = F.smooth_l1_loss(out.deltas[use], target, reduction="none")
-        terms["reg"] = reg.sum(-1).mean()
-    weights = cfg.weights()
-    total = sum(weights[k] * terms[k] for k in TERMS)
-    return {"loss": total, **terms}
+            reg = F.smooth_l1_loss(out.deltas[use], target, reduction="sum")
+        terms["reg"] = (reg, use.sum())
+    return terms
 
+
+def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
+              ) -> dict[str, torch.Tensor]:
+    """The loss of one batch: ``loss`` and each term of :func:`loss_terms` as the mean
+    over the items it applies to (0 where there are none)."""
+    cfg = cfg or LossConfig()
+    means = {k: total / count.clamp(min=1) for k, (total, count) in
+             loss_terms(out, batch, cfg).items()}
+    weights = cfg.weights()
+    return {"loss": sum(weights[k] * means[k] for k in TERMS), **means}

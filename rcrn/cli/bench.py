@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from rcrn.batching import Vocab, collate
-from rcrn.losses import rcrn_loss
+from rcrn.losses import loss_terms, rcrn_loss
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.testing import random_problem, reference_forward
 
@@ -273,7 +273,8 @@ class _TrainStep:
             raise ValueError(f"amp must be one of {sorted(AMP_DTYPES)}, got {amp!r}")
         self.model, self.batch = model, batch
         loss_cfg = LossConfig()
-        self.step = TrainStep(model, partial(rcrn_loss, cfg=loss_cfg), loss_cfg, AMP_DTYPES[amp])
+        self.step = TrainStep(model, partial(loss_terms, cfg=loss_cfg), loss_cfg,
+                              AMP_DTYPES[amp])
         self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
         self.clip = clip
         self.notes: list[str] = []

@@ -28,7 +28,7 @@ from rcrn.engine.config import ConfigError
 
 __all__ = ["DistInfo", "env_world", "init", "teardown", "is_initialized", "rank", "world_size",
            "is_main", "barrier", "main_first", "shard", "shard_batches", "ShardedBatches",
-           "loss_counts", "global_batch_loss", "all_reduce_sum", "sum_over_ranks",
+           "global_batch_loss", "all_reduce_sum", "sum_over_ranks",
            "wrap_model", "TrainStep", "apply_gradients", "training_step", "amp_dtype",
            "autocast", "keep_rnns_in_float32", "cast_output", "compile_backend"]
 
@@ -183,20 +183,6 @@ class ShardedBatches:
 
 
 # ------------------------------------------------------------------ the loss
-def loss_counts(out: Any, batch: Any, cfg: Any) -> torch.Tensor:
-    """How many items each term of ``rcrn_loss`` averages over, as floats in the order
-    of ``rcrn.losses.TERMS``.
-
-    ``(grd, match, reg)``: matched items with a target proposal, items with a known
-    match label, and matched items whose chosen proposal overlaps the referent by
-    ``cfg.iou_threshold`` (:func:`rcrn.losses.loss_items`).
-    """
-    from rcrn.losses import TERMS, loss_items
-
-    items = loss_items(out, batch, cfg)
-    return torch.stack([items[k].sum() for k in TERMS]).double()
-
-
 def all_reduce_sum(values: torch.Tensor) -> torch.Tensor:
     """The sum of ``values`` over the ranks (``values`` itself in a single process).
 
@@ -209,39 +195,34 @@ def all_reduce_sum(values: torch.Tensor) -> torch.Tensor:
     return values
 
 
-def global_batch_loss(losses: dict[str, torch.Tensor], out: Any, batch: Any, cfg: Any
+def global_batch_loss(terms: dict[str, tuple[torch.Tensor, torch.Tensor]],
+                      weights: dict[str, float]
                       ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The loss to back-propagate on this rank, and this rank's share of each logged term.
 
-    Each term of ``rcrn_loss`` is a mean over the items it applies to (see
-    :func:`loss_counts`).  The loss of the global batch is, per term, ``sum_r S_r / C``
-    with ``S_r = mean_r * count_r`` the sum over rank ``r``'s items and ``C`` the global
-    count (all-reduced).  DDP averages gradients over the ``W`` ranks, so each rank
-    back-propagates ``W * sum_terms weight_t * mean_r * count_r / C``; the average of
-    these gradients is exactly the gradient of the global-batch loss, however the
-    positives are split between the ranks.
+    Every term comes as ``(sum, count)`` over this rank's items (``rcrn.losses.loss_terms``);
+    the global batch's term is ``sum_r S_r / C`` with ``C`` the count summed over the ranks
+    (all-reduced), and the loss ``sum_t weight_t * term_t``.  DDP averages gradients over
+    the ``W`` ranks, so each rank back-propagates ``W * sum_t weight_t * S_r / C``: the
+    average of these gradients is exactly the gradient of the global batch's loss,
+    however the items are split between the ranks.
 
     Args:
-        losses: ``rcrn_loss(out, batch, cfg, ...)`` of this rank's slice.
-        out, batch: the model output and batch it was computed from.
-        cfg: the ``LossConfig`` (``cfg.weights()`` weigh the terms).
+        terms: ``{term: (sum, count)}`` of this rank's slice.
+        weights: the weight of every term (``LossConfig.weights()``).
 
     Returns:
-        ``(loss to backward, shares)``: ``shares[k]`` (detached) summed over the ranks
-        is the global-batch value of term ``k`` and of ``loss``.  In a single process
-        the loss is ``losses["loss"]`` itself and the shares are ``losses``.
+        ``(loss to backward, shares)``: ``shares[k]`` (detached) summed over the ranks is
+        the global batch's value of term ``k`` and of ``loss``.  In a single process the
+        shares are the terms' means and the loss their weighted sum.
     """
-    W = world_size()
-    if W == 1:
-        return losses["loss"], {k: v.detach() for k, v in losses.items()}
-    counts = loss_counts(out, batch, cfg)
-    total = all_reduce_sum(counts)
-    weight = (counts / total.clamp(min=1)).to(losses["loss"].dtype)
-    from rcrn.losses import TERMS
-
-    shares = {k: losses[k] * weight[i] for i, k in enumerate(TERMS)}
-    loss = sum(w * shares[k] for k, w in cfg.weights().items())
-    return loss * W, {"loss": loss.detach(), **{k: v.detach() for k, v in shares.items()}}
+    names = list(terms)
+    counts = torch.stack([terms[k][1].detach() for k in names]).double()
+    total = all_reduce_sum(counts).clamp(min=1)
+    shares = {k: terms[k][0] / total[i].to(terms[k][0].dtype) for i, k in enumerate(names)}
+    loss = sum(weights[k] * shares[k] for k in names)
+    return loss * world_size(), {"loss": loss.detach(),
+                                 **{k: v.detach() for k, v in shares.items()}}
 
 
 def sum_over_ranks(values: dict[str, float]) -> dict[str, float]:
@@ -286,8 +267,10 @@ class TrainStep(nn.Module):
 
     Args:
         model: the model (its parameters are the step's).
-        loss_fn: ``(model output, batch) -> rcrn_loss dict``.
-        loss_cfg: the ``LossConfig`` (term weights for :func:`global_batch_loss`).
+        loss_fn: ``(model output, batch) -> {term: (sum, count)}``
+            (``rcrn.losses.loss_terms``).
+        loss_cfg: the ``LossConfig`` (its ``weights()``, read at every step, weigh the
+            terms in :func:`global_batch_loss`).
         amp: autocast dtype of the forward, or None; the loss then runs in the
             parameters' precision on outputs cast back to it.
     """
@@ -306,8 +289,7 @@ class TrainStep(nn.Module):
             out = self.model(batch)
         if self.amp is not None:
             out = cast_output(out, param.dtype)
-        losses = self.loss_fn(out, batch)
-        return global_batch_loss(losses, out, batch, self.loss_cfg)
+        return global_batch_loss(self.loss_fn(out, batch), self.loss_cfg.weights())
 
 
 def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor,

@@ -22,7 +22,7 @@ from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, S
 from rcrn.batching import GroundingBatch, Vocab, collate
 from rcrn.engine import distributed
 from rcrn.errors import CommandError
-from rcrn.losses import LossConfig, rcrn_loss
+from rcrn.losses import LossConfig, loss_terms
 from rcrn.models.rcrn import RCRN, RCRNConfig
 from rcrn.structures import GroundingProblem, Prediction
 
@@ -929,7 +929,7 @@ class Trainer:
         mu = self.loss_cfg.mu
         self.model.train()
         train_step = distributed.training_step(self.model,
-                                               partial(rcrn_loss, cfg=self.loss_cfg),
+                                               partial(loss_terms, cfg=self.loss_cfg),
                                                self.loss_cfg, self.dist, cfg)
         last_eval: dict[str, Any] = {}
         running: dict[str, float] = {}

@@ -24,7 +24,7 @@ from rcrn.batching import Vocab, collate
 from rcrn.engine import distributed
 from rcrn.engine.config import apply_overrides
 from rcrn.engine.trainer import Trainer, build_model, make_loader
-from rcrn.losses import LossConfig, rcrn_loss
+from rcrn.losses import LossConfig, loss_terms, rcrn_loss
 from rcrn.testing import learnable_problems
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -195,25 +195,26 @@ def test_global_batch_loss_gives_the_global_mean_and_gradient(monkeypatch, float
     def run(items):
         batch = collate(items, vocab)
         out = model(batch)
-        return out, batch, rcrn_loss(out, batch, cfg)
+        return rcrn_loss(out, batch, cfg), loss_terms(out, batch, cfg)
 
     def grads(loss):  # a slice may leave parameters out of its loss (no regressed item)
         found = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
         return [torch.zeros_like(p) if g is None else g for p, g in zip(params, found)]
 
-    out, batch, full = run(problems)
+    full, full_terms = run(problems)
     want = grads(full["loss"])
     shards = [run(distributed.shard(problems, r, 2)) for r in range(2)]
-    counts = [distributed.loss_counts(o, b, cfg) for o, b, _ in shards]
+    counts = [torch.stack([c for _, c in terms.values()]).double() for _, terms in shards]
     assert counts[0][0] != counts[1][0], "the test needs ranks with different positives"
-    assert torch.equal(counts[0] + counts[1], distributed.loss_counts(out, batch, cfg))
+    assert torch.equal(counts[0] + counts[1],
+                       torch.stack([c for _, c in full_terms.values()]).double())
     monkeypatch.setattr(distributed, "world_size", lambda: 2)
     monkeypatch.setattr(distributed, "all_reduce_sum", lambda c: counts[0] + counts[1])
     got = [torch.zeros_like(p) for p in params]
     shares: dict[str, float] = {}
     naive = [torch.zeros_like(p) for p in params]
-    for o, b, losses in shards:
-        loss, share = distributed.global_batch_loss(losses, o, b, cfg)
+    for losses, terms in shards:
+        loss, share = distributed.global_batch_loss(terms, cfg.weights())
         for k, v in share.items():
             shares[k] = shares.get(k, 0.0) + float(v)
         for g, x in zip(got, grads(loss)):
