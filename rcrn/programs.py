@@ -381,7 +381,7 @@ TABLE3: dict[str, dict[str, Any]] = {
 }
 """The rows of the paper's Table 3 (Langβ / Ctxβ / Bi-MP / VLP): the program each runs
 and whether it needs the vision-language front end (``vlp``: the paper's 6 UNITER
-layers, ``model.front: uniter``; ``vl_layers: 6`` trains such layers from scratch)."""
+layers, ``model.front: uniter``; ``vl: {layers: 6}`` trains such layers from scratch)."""
 
 
 def with_k(expr: tuple, k: int) -> tuple:

@@ -36,7 +36,7 @@ pass child - parent.  The model is taken in evaluation form: Dropout is the iden
 and BatchNorm uses its running statistics (the toolkit's layers have neither by
 default, so the benchmark's training-mode models give the same result).  The outputs
 are differentiable in the parameters (``state_dict(keep_vars=True)``).  Not covered:
-vision-language layers (``vl_layers > 0``) and pixel region encoders.
+vision-language layers (``vl``) and pixel region encoders.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def reference_forward(model: torch.nn.Module, problems: Sequence[GroundingProble
       ``p_down`` is ``p_up`` with a single one).
     """
     cfg = model.config
-    if getattr(cfg, "vl_layers", 0):
+    if getattr(cfg, "vl", None) and cfg.vl_settings() is not None:
         raise NotImplementedError("reference_forward does not cover vision-language layers")
     if getattr(cfg, "front", "words") != "words":
         raise NotImplementedError("reference_forward does not cover the UNITER front end "

@@ -372,15 +372,13 @@ MODEL_RANGES: dict[str, dict[str, Setting]] = {
     "rcrn": {
         **{name: Int(f"model width: {name}", lo=1)
            for name in ("word_dim", "lstm_hidden", "joint", "hidden", "sim_dim", "vis_dim",
-                        "spatial_dim", "pair_dim", "classify_hidden", "vl_dim", "vl_heads",
-                        "vl_ff")},
+                        "spatial_dim", "pair_dim", "classify_hidden")},
         "k": Int("context regions per node (Select's top-K)", lo=1),
-        "vl_layers": Int("vision-language layers (0: none)", lo=0),
         "eps": Float("floor of the log messages", lo=0, lo_open=True),
         "belief_floor": Float("added to every local belief", lo=0),
         "release_slots": Int("region slots of the release's padding (0: none)", lo=0),
         **{name: Float(f"dropout probability: {name}", lo=0, hi=1, hi_open=True)
-           for name in ("dropout", "word_dropout", "vl_dropout")},
+           for name in ("dropout", "word_dropout")},
     },
     "cross_encoder": {
         **{name: Int(f"model width: {name}", lo=1)
@@ -555,9 +553,6 @@ def _check_rcrn(model: dict[str, Any]) -> None:
     for key in reduce:
         if key not in names:
             raise _unknown("model.message_reduce", key, reduce[key], names)
-    if cfg.vl_layers > 0 and cfg.vl_dim % cfg.vl_heads:
-        raise ConfigError(f"model.vl_dim must be divisible by model.vl_heads, got vl_dim "
-                          f"{cfg.vl_dim} and vl_heads {cfg.vl_heads}")
 
 
 def check_config(config: Any) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
 
     Args:
         pretrained_words: read the pretrained weights the config names (word vectors,
-            ``model.vl_init``); a checkpoint being restored carries them in its
+            ``model.vl.init``); a checkpoint being restored carries them in its
             weights, so it passes False.
     """
     from rcrn.engine.config import ConfigError
@@ -211,15 +211,16 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
                 load_uniter_weights(model.uniter, model.uniter.settings.weights)
             except UniterWeightsError as exc:
                 raise ConfigError(f"model.uniter.weights: {exc}") from exc
-        if model_cfg.vl_init and model.vl is None:
-            raise ConfigError("model.vl_init names a checkpoint but model.vl_layers is 0")
-        if pretrained_words and model_cfg.vl_init:
+        init = (model_cfg.vl or {}).get("init")
+        if init and model.vl is None:
+            raise ConfigError("model.vl.init names a checkpoint but model.vl.layers is 0")
+        if pretrained_words and init:
             from rcrn.models.vl import load_vl_weights
 
             try:
-                load_vl_weights(model.vl, model_cfg.vl_init, vocab)
+                load_vl_weights(model.vl, init, vocab)
             except (OSError, ValueError) as exc:
-                raise ConfigError(f"model.vl_init: {exc}") from exc
+                raise ConfigError(f"model.vl.init: {exc}") from exc
     else:
         model = CrossEncoder(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
                              region_encoder=region)
@@ -579,6 +580,9 @@ def _load_weights(path: Path, model: nn.Module, weights: dict[str, torch.Tensor]
 #: with the value that computed what the model computes without them: a checkpoint
 #: saved with that value still loads, one saved with another is refused.
 REMOVED_MODEL_SETTINGS = {"relation_gaps": False}
+#: flat ``model`` settings of the vision-language layers, now the ``model.vl`` section
+MOVED_TO_VL = {"vl_layers": "layers", "vl_dim": "dim", "vl_heads": "heads", "vl_ff": "ff",
+               "vl_dropout": "dropout", "vl_init": "init"}
 
 
 def _model_of(path: Path, config: dict[str, Any], vocab: Vocab, pretrained_words: bool
@@ -596,6 +600,9 @@ def _model_of(path: Path, config: dict[str, Any], vocab: Vocab, pretrained_words
         raise CheckpointError(f"checkpoint {path}: its model was trained with "
                               f"model.message_reduce 'mean', which this version removed "
                               f"(see docs/ablations.md); it cannot rebuild that model")
+    moved = {new: model.pop(old) for old, new in MOVED_TO_VL.items() if old in model}
+    if moved.get("layers"):
+        model["vl"] = moved
     config = dict(config, model=model)
     try:
         return build_model(config, vocab, pretrained_words=pretrained_words)

@@ -52,14 +52,13 @@ class RCRNConfig:
     The defaults are the synthetic benchmark's; ``RCRNConfig.paper()`` gives the
     paper's (BiLSTM 512x2 over 300-d words, joint 1024, 2048-d regions, K=5).
 
-    ``vl_layers > 0`` adds vision-language layers (paper 4.1.2, Table 9): a
-    transformer of that many layers (``vl_dim`` wide, ``vl_heads`` heads,
-    ``vl_ff`` feed-forward) reads the whole expression and the regions, and its
-    word and region outputs replace the word vectors and region features the
-    phrases and similarities are computed from.  ``vl_init`` names a local
-    checkpoint (e.g. a trained cross-encoder's ``last.pt``) whose first layers
-    initialise them (see ``rcrn.models.vl.load_vl_weights``); otherwise they
-    start random.
+    ``vl`` adds vision-language layers (paper 4.1.2, Table 9) when it is not empty:
+    a transformer (``rcrn.models.vl.VLConfig``: ``layers``, ``dim`` wide, ``heads``,
+    ``ff`` feed-forward, ``dropout``) reads the whole expression and the regions, and
+    its word and region outputs replace the word vectors and region features the
+    phrases and similarities are computed from.  ``vl.init`` names a local checkpoint
+    (e.g. a trained cross-encoder's ``last.pt``) whose first layers initialise them
+    (see ``rcrn.models.vl.load_vl_weights``); otherwise they start random.
 
     ``message_norm="max"`` divides the beliefs a context node sends by their
     largest value before Aggregate (the paper, ``"none"``, sends them as they
@@ -146,12 +145,7 @@ class RCRNConfig:
     message_reduce: dict[str, str] = field(default_factory=dict)
     relation_align: float = 2.0
     relation_diff: bool = False
-    vl_layers: int = 0
-    vl_dim: int = 128
-    vl_heads: int = 4
-    vl_ff: int = 256
-    vl_dropout: float = 0.1
-    vl_init: str | None = None
+    vl: dict[str, Any] = field(default_factory=dict)
     program: str = "rcrn"
     layers: str = "plain"
     dropout: float = 0.2
@@ -173,7 +167,7 @@ class RCRNConfig:
                     boxes="inclusive", belief_floor=1e-6, release_slots=126,
                     classify_log=False, eps=1e-6, message_norm="none", message_reduce={},
                     relation_align=0.0, relation_diff=False,
-                    regression=True, vl_layers=0)
+                    regression=True, vl={})
 
     @classmethod
     def paper(cls, **overrides: Any) -> RCRNConfig:
@@ -234,12 +228,13 @@ class RCRNConfig:
                     raise ValueError(f"model.{key} must be UNITER's width "
                                      f"(model.uniter.hidden, {width}) with front 'uniter', "
                                      f"got {getattr(self, key)}")
-            if self.vl_layers:
-                raise ValueError("model.vl_layers must be 0 with front 'uniter' (UNITER is "
-                                 "the vision-language front end)")
+            if self.vl_settings() is not None:
+                raise ValueError("model.vl applies to front 'words' only (UNITER is the "
+                                 "vision-language front end)")
         elif self.uniter:
             raise ValueError("model.uniter applies to front 'uniter' only; set "
                              "model.front: uniter or remove model.uniter")
+        self.vl_settings()
         if self.release_slots < 0:
             raise ValueError(f"model.release_slots must be >= 0, got {self.release_slots}")
         if self.layers == "release":
@@ -249,6 +244,12 @@ class RCRNConfig:
                 raise ValueError(f"model.{bad[0]} applies to layers 'plain' only (the release's "
                                  f"relation layers have no such switch); set it to "
                                  f"{plain_only[bad[0]]!r} with layers 'release'")
+
+    def vl_settings(self) -> VLConfig | None:
+        """The vision-language layers of ``vl`` (None for none: ``vl`` empty or
+        ``layers: 0``); raises ``ValueError`` naming a bad key."""
+        settings = VLConfig.from_dict(self.vl)
+        return settings if self.vl and settings.layers > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -390,12 +391,12 @@ class RCRN(nn.Module):
                              f"{sorted(bad)}")
         self.region_encoder = region_encoder
         self.vl = self.vl_words = self.vl_regions = None
-        if cfg.vl_layers > 0:
-            self.vl = VLEncoder(vocab_size, self.words.dim, cfg.vis_dim,
-                                VLConfig(cfg.vl_dim, cfg.vl_layers, cfg.vl_heads, cfg.vl_ff,
-                                         cfg.vl_dropout), word_vectors, freeze_words)
-            self.vl_words = nn.Linear(cfg.vl_dim, self.words.dim)
-            self.vl_regions = nn.Linear(cfg.vl_dim, cfg.vis_dim)
+        vl = cfg.vl_settings()
+        if vl is not None:
+            self.vl = VLEncoder(vocab_size, self.words.dim, cfg.vis_dim, vl, word_vectors,
+                                freeze_words)
+            self.vl_words = nn.Linear(vl.dim, self.words.dim)
+            self.vl_regions = nn.Linear(vl.dim, cfg.vis_dim)
         self.regress: nn.Module | None = None
         if cfg.regression:
             self.regress = (BoxHead(cfg.vis_dim, text, cfg.joint, cfg.dropout) if release

@@ -17,7 +17,7 @@ slowly.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,41 @@ __all__ = ["VLConfig", "VLEncoder", "sinusoidal_positions", "load_vl_weights"]
 
 @dataclass
 class VLConfig:
-    """Sizes of the transformer: width, layers, heads, feed-forward width, dropout."""
+    """Sizes of the transformer: width, layers, heads, feed-forward width, dropout; and
+    ``init``, a local checkpoint whose vision-language layers initialise these
+    (:func:`load_vl_weights`; RCRN's ``model.vl.init``)."""
 
     dim: int = 128
     layers: int = 4
     heads: int = 4
     ff: int = 256
     dropout: float = 0.1
+    init: str | None = None
+
+    @classmethod
+    def from_dict(cls, section: dict[str, Any] | None, where: str = "model.vl") -> VLConfig:
+        """The settings of a config section; raises ``ValueError`` naming a bad key."""
+        section = dict(section or {})
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(section) - set(known))
+        if unknown:
+            raise ValueError(f"{where}.{unknown[0]}: unknown setting; known: {known}")
+        out = cls(**section)
+        for name in ("dim", "layers", "heads", "ff"):
+            v = getattr(out, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "layers"
+                                                                      else 1):
+                raise ValueError(f"{where}.{name} must be an integer >= "
+                                 f"{0 if name == 'layers' else 1}, got {v!r}")
+        if isinstance(out.dropout, bool) or not isinstance(out.dropout, (int, float)) \
+                or not 0 <= out.dropout < 1:
+            raise ValueError(f"{where}.dropout must be in [0, 1), got {out.dropout!r}")
+        if out.init is not None and not (isinstance(out.init, str) and out.init):
+            raise ValueError(f"{where}.init must be a checkpoint path, got {out.init!r}")
+        if out.dim % out.heads:
+            raise ValueError(f"{where}.dim must be divisible by {where}.heads, got dim "
+                             f"{out.dim} and heads {out.heads}")
+        return out
 
 
 def sinusoidal_positions(length: int, dim: int, device: torch.device | None = None

@@ -225,8 +225,10 @@ def test_model_fields_follow_the_arch():
     # RCRNConfig.validate's rules come through as they are
     with pytest.raises(ConfigError, match=r"model\.relation_align applies to layers 'plain'"):
         check_config(config("model.layers=release"))
-    with pytest.raises(ConfigError, match=r"model\.vl_dim must be divisible"):
-        check_config(config("model.vl_layers=1", "model.vl_dim=30"))
+    with pytest.raises(ConfigError, match=r"model\.vl\.dim must be divisible"):
+        check_config(config("model.vl={layers: 1, dim: 30}"))
+    with pytest.raises(ConfigError, match=r"model\.vl\.depth: unknown setting"):
+        check_config(config("model.vl={depth: 2}"))
 
 
 def test_every_key_the_trainer_reads_is_in_the_schema():

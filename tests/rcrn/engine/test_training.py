@@ -226,6 +226,7 @@ def test_the_loss_reads_the_models_grounding_logits(scale, norm):
 
 
 @pytest.mark.parametrize("removed, loads", [({"relation_gaps": False}, True),
+                                            ({"vl_layers": 0, "vl_dim": 64}, True),
                                             ({"relation_gaps": True}, False),
                                             ({"message_reduce": {"match_up": "mean"}}, False)])
 def test_a_checkpoint_naming_a_removed_setting_loads_only_at_its_neutral_value(
@@ -245,3 +246,18 @@ def test_a_checkpoint_naming_a_removed_setting_loads_only_at_its_neutral_value(
         with pytest.raises(CheckpointError, match="a setting this version removed|which this "
                                                   "version removed"):
             load_checkpoint(tmp_path / "old.pt")
+
+
+def test_a_checkpoint_with_the_flat_vision_language_settings_loads_them_as_model_vl(tmp_path):
+    from rcrn.engine.trainer import build_model, save_checkpoint
+
+    problems = learnable_problems(4, seed=3)
+    vocab = Vocab.build(problems)
+    vl = {"layers": 1, "dim": 16, "heads": 2, "ff": 32, "dropout": 0.0}
+    model = build_model(dict(CONFIG, model={**CONFIG["model"], "vl": vl}), vocab)
+    old = {**CONFIG["model"], **{f"vl_{k}": v for k, v in vl.items()}}
+    save_checkpoint(tmp_path / "old.pt", model, vocab, dict(CONFIG, model=old))
+    again, _, _, _ = load_checkpoint(tmp_path / "old.pt")
+    assert again.config.vl == vl and again.vl is not None
+    for k, v in model.state_dict().items():
+        assert torch.equal(again.state_dict()[k], v), k

@@ -47,8 +47,8 @@ def test_collate_gives_expression_tokens_and_phrase_positions():
 
 
 @pytest.mark.parametrize("model_cfg", [SMALL_CE, dict(SMALL_CE, mil=True),
-                                       dict(SMALL_RCRN, vl_layers=2, vl_dim=32, vl_ff=64,
-                                            vl_dropout=0.0)],
+                                       dict(SMALL_RCRN, vl=dict(layers=2, dim=32, ff=64,
+                                                                dropout=0.0))],
                          ids=["cross_encoder", "cross_encoder_mil", "rcrn_vl"])
 def test_a_batch_gives_what_each_item_gives_alone(model_cfg):
     """Padding (words, proposals, relations) never leaks into another item's output."""
@@ -132,7 +132,7 @@ def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
     save_checkpoint(path, ce, vocab, {"model": dict(SMALL_CE, layers=3)})
     # another vocabulary: rows are mapped by word
     other = Vocab(["zebra"] + vocab.itos[2:][::-1])
-    vl_cfg = dict(SMALL_RCRN, vl_layers=2, vl_dim=32, vl_ff=64, vl_init=str(path))
+    vl_cfg = dict(SMALL_RCRN, vl=dict(layers=2, dim=32, ff=64, init=str(path)))
     model = build_model({"model": vl_cfg}, other)
     assert isinstance(model, RCRN) and len(model.vl.layers) == 2
     for i in range(2):
@@ -165,10 +165,10 @@ def test_model_configs_are_checked():
         build_model({"model": {"arch": "unknown"}}, vocab)
     with pytest.raises(ConfigError, match="joint"):
         build_model({"model": dict(SMALL_CE, joint=3)}, vocab)
-    with pytest.raises(ConfigError, match="vl_layers is 0"):
-        build_model({"model": {"vl_init": "x.pt"}}, vocab)
+    with pytest.raises(ConfigError, match="vl.layers is 0"):
+        build_model({"model": {"vl": {"layers": 0, "init": "x.pt"}}}, vocab)
     with pytest.raises(ConfigError, match="does not exist"):
-        build_model({"model": {"vl_layers": 1, "vl_init": "missing.pt"}}, vocab)
+        build_model({"model": {"vl": {"layers": 1, "init": "missing.pt"}}}, vocab)
     with pytest.raises(ValueError, match="divisible"):
         build_model({"model": dict(SMALL_CE, dim=30)}, vocab)
 
@@ -177,6 +177,6 @@ def test_mismatched_sizes_in_a_vl_checkpoint_are_named(tmp_path):
     vocab = Vocab.build(mixed_problems(6, 2))
     ce = build_model({"model": SMALL_CE}, vocab)
     save_checkpoint(tmp_path / "ce.pt", ce, vocab, {"model": SMALL_CE})
-    cfg = dict(SMALL_RCRN, vl_layers=1, vl_dim=64, vl_init=str(tmp_path / "ce.pt"))
+    cfg = dict(SMALL_RCRN, vl=dict(layers=1, dim=64, init=str(tmp_path / "ce.pt")))
     with pytest.raises(ConfigError, match="shape"):
         build_model({"model": cfg}, vocab)
