@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from rcrn.structures import GroundingProblem, Prediction
+from rcrn.trace.layout import tree_layout
 
 __all__ = ["draw_prediction"]
 
@@ -46,12 +47,8 @@ def draw_prediction(problem: GroundingProblem, pred: Prediction, path: str | Pat
     ax.axis("off")
 
     graph = problem.graph
-    depth = graph.depths()
-    layers: dict[int, list[int]] = {}
-    for i, d in enumerate(depth):
-        layers.setdefault(d, []).append(i)
-    pos = {i: ((k + 1) / (len(layers[d]) + 1), 1 - (d + 0.5) / (max(depth) + 1))
-           for d, nodes in layers.items() for k, i in enumerate(nodes)}
+    # the trace pictures' layout: the root on top, each relation halfway along its edge
+    pos, rel_pos = tree_layout(graph.num_entities, graph.root, graph.tree_edges())
     for k, r in enumerate(graph.relations):
         (x0, y0), (x1, y1) = pos[r.subject], pos[r.object]
         blamed = pred.mismatched_relation == k and pred.match_prob < 0.5
@@ -59,7 +56,8 @@ def draw_prediction(problem: GroundingProblem, pred: Prediction, path: str | Pat
                     arrowprops=dict(arrowstyle="->", color="red" if blamed else "0.3"))
         score = (f"\nd={pred.relation_scores[k]:+.2f}" if k < len(pred.relation_scores)
                  else "")
-        gx.text((x0 + x1) / 2, (y0 + y1) / 2, r.text + score, ha="center", va="center",
+        gx.text(*rel_pos.get(k, ((x0 + x1) / 2, (y0 + y1) / 2)), r.text + score,
+                ha="center", va="center",
                 fontsize=8, bbox=dict(boxstyle="square", fc="mistyrose" if blamed else "white",
                                       ec="red" if blamed else "0.5"))
     for i, e in enumerate(graph.entities):

@@ -8,7 +8,7 @@ import numpy as np
 
 from rcrn.trace.data import Trace
 
-__all__ = ["graph_layout", "load_image", "belief_colour", "node_order", "box_labels",
+__all__ = ["tree_layout", "graph_layout", "load_image", "belief_colour", "node_order", "box_labels",
            "LABEL_CHAR", "LABEL_LINE"]
 
 # a label is one line of monospace text: each character LABEL_CHAR font sizes wide, the line
@@ -17,32 +17,36 @@ LABEL_CHAR = 0.62
 LABEL_LINE = 1.3
 
 
-def graph_layout(trace: Trace) -> tuple[dict[int, tuple[float, float]],
-                                        dict[int, tuple[float, float]]]:
-    """Positions of the entities and of the relation boxes in the unit square.
+def tree_layout(num_nodes: int, root: int, edges: list[tuple[int, int, int]]
+                ) -> tuple[dict[int, tuple[float, float]], dict[int, tuple[float, float]]]:
+    """Positions of the entities and of the relation boxes of a tree in the unit square.
 
     The tree is drawn top-down from the root: leaves get evenly spaced x in
     depth-first order, a parent sits above the middle of its children, and
     each relation box sits halfway between its two entities.
 
+    Args:
+        num_nodes: the entities.
+        root: the root entity.
+        edges: ``(parent, child, relation index)`` of every tree edge.
+
     Returns:
         ``({node: (x, y)}, {relation: (x, y)})`` with y = 1 at the top.
     """
-    n = trace.num_nodes
-    children: dict[int, list[int]] = {i: [] for i in range(n)}
-    depth = {trace.root: 0}
-    for e in trace.edges:
-        children[e.parent].append(e.child)
-        depth[e.child] = e.depth
+    children: dict[int, list[int]] = {i: [] for i in range(num_nodes)}
+    for parent, child, _ in edges:
+        children[parent].append(child)
+    depth = {root: 0}
     leaves: list[int] = []
 
     def collect(v: int) -> None:
         if not children[v]:
             leaves.append(v)
         for c in children[v]:
+            depth[c] = depth[v] + 1
             collect(c)
 
-    collect(trace.root)
+    collect(root)
     xs: dict[int, float] = {}
     for i, v in enumerate(leaves):
         xs[v] = (i + 0.5) / len(leaves)
@@ -52,17 +56,24 @@ def graph_layout(trace: Trace) -> tuple[dict[int, tuple[float, float]],
             xs[v] = float(np.mean([place(c) for c in children[v]]))
         return xs[v]
 
-    place(trace.root)
+    place(root)
     levels = max(depth.values()) + 1 if depth else 1
     nodes = {}
-    for v in range(n):
+    for v in range(num_nodes):
         d = depth.get(v, 0)
         nodes[v] = (xs.get(v, 0.5), 1.0 - (d + 0.5) / levels)
     relations = {}
-    for e in trace.edges:
-        (x0, y0), (x1, y1) = nodes[e.parent], nodes[e.child]
-        relations[e.relation] = ((x0 + x1) / 2, (y0 + y1) / 2)
+    for parent, child, relation in edges:
+        (x0, y0), (x1, y1) = nodes[parent], nodes[child]
+        relations[relation] = ((x0 + x1) / 2, (y0 + y1) / 2)
     return nodes, relations
+
+
+def graph_layout(trace: Trace) -> tuple[dict[int, tuple[float, float]],
+                                        dict[int, tuple[float, float]]]:
+    """:func:`tree_layout` of a trace's graph."""
+    return tree_layout(trace.num_nodes, trace.root,
+                       [(e.parent, e.child, e.relation) for e in trace.edges])
 
 
 def node_order(trace: Trace) -> list[int]:
