@@ -1,0 +1,616 @@
+"""The second pass of the ``rule`` parser: attachment rules (see :mod:`parsers.rule`).
+
+An :class:`Attacher` walks the chunks of :mod:`parsers.rule_chunking` once and gives every
+relation a subject and an object.  For each chunk it tries the rules that
+:data:`ATTACH_RULES` lists for the chunk's kind, in order, until one returns ``True``.
+Three finer lists break the larger decisions into named rules as well:
+
+* :data:`NP_LINK_RULES` – how a new entity links to the graph (object of the pending
+  relation, coordinated phrase, subject of a clause, root ...);
+* :data:`SUBJECT_RULES` – which entity a relation phrase describes;
+* :func:`finish` – what is left open at the end of the text.
+
+A new construction is one function added to the right list, before the rules it must
+take precedence over.  After each chunk the walk records its kind as ``prev`` (a comma
+right after a conjunction keeps the conjunction open: ``and , near the box``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from parsers.base import GraphBuilder
+from parsers.conventions import HAS, WEAR, relation_convention
+from parsers.lexicon import CLOTHING_NOUNS, WEARER_NOUNS, lexicon_form
+from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
+
+__all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
+           "LinkRule", "SubjectRule", "finish"]
+
+_WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
+
+
+class _Pending:
+    """A relation (or copula) phrase waiting for its object."""
+
+    __slots__ = ("subject", "start", "end", "copula", "verb")
+
+    def __init__(self, subject: int, start: int, end: int, copula: bool, verb: bool) -> None:
+        self.subject = subject  # -1: a sentence-initial relation, its subject follows
+        self.start = start
+        self.end = end
+        self.copula = copula
+        self.verb = verb
+
+
+class _Relation:
+    """The last relation made: its subject, object, span and whether it is a verb."""
+
+    __slots__ = ("subject", "object", "start", "end", "verb")
+
+    def __init__(self, subject: int, obj: int, start: int, end: int, verb: bool) -> None:
+        self.subject = subject
+        self.object = obj
+        self.start = start
+        self.end = end
+        self.verb = verb
+
+
+class Attacher:
+    """The attachment state of one text, read and changed by the rules.
+
+    Entities are indices into ``builder.entities``; -1 means none.
+    """
+
+    __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
+                 "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
+                 "fronted_resolved", "conj_np", "conj_span", "partners", "shared", "has_it",
+                 "worn", "prev")
+
+    def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
+        self.chunks = chunks
+        self.tokens = tokens
+        self.builder = builder
+        self.root = -1
+        self.last_np = -1          # most recent entity
+        self.clause_subj = -1      # subject of the current clause
+        self.ctx_subj = -1         # subject named by a relative pronoun
+        self.antecedent = -1       # noun phrase a relative pronoun refers to
+        self.waiting = -1          # subject of an object relative clause awaiting its verb
+        self.pending: _Pending | None = None     # relation awaiting its object
+        self.last_rel: _Relation | None = None   # the last relation made
+        self.described = -1        # entity the last relation describes (its subject, or the
+        #                            antecedent of an object relative clause)
+        self.fronted: tuple[int, int, int] | None = None  # (object, start, end) of a
+        #                                                   sentence-initial relation
+        self.fronted_resolved = False
+        self.conj_np = -1          # entity before the last conjunction
+        self.conj_span = (0, 0)    # span of the last conjunction
+        # coordinated subjects ("a dog and a cat on a couch"): the later conjunct -> the
+        # earlier ones, which share its relations; an "and" relation only if none follows
+        self.partners: dict[int, list[int]] = {}
+        self.shared: set[int] = set()
+        self.has_it = -1           # subject of "X has Y on it", which "it" stands for
+        self.worn = -1             # object of the last relation if it is worn clothing
+        self.prev = -1             # kind of the previous chunk
+
+    def run(self) -> int:
+        """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
+        for ci, c in enumerate(self.chunks):
+            kind = c.kind
+            for rule in ATTACH_RULES[kind]:
+                if rule(self, c, ci):
+                    break
+            self.prev = CONJ if kind == SOFT and self.prev == CONJ else kind
+        finish(self)
+        return self.root if self.root >= 0 else 0
+
+    def next_kind(self, ci: int) -> int:
+        """Kind of the chunk after ``ci``, -1 if none."""
+        return self.chunks[ci + 1].kind if ci + 1 < len(self.chunks) else -1
+
+    def word(self, i: int) -> str:
+        """Lowercase token ``i``."""
+        return self.tokens[i].lower()
+
+    def warn(self, message: str) -> None:
+        self.builder.warnings.append(message)
+
+    def relate(self, subj: int, obj: int, start: int, end: int) -> None:
+        """Add the relation ``start:end`` from ``subj`` to ``obj``, following the annotation
+        conventions of :mod:`parsers.conventions` (X of Y -> Y has X, ...)."""
+        builder = self.builder
+        words = [t.lower() for t in self.tokens[start:end]]
+        conv = relation_convention(words, builder.entities[subj].head,
+                                   builder.entities[obj].head)
+        self.worn = obj if (conv is not None and conv[0] == WEAR) or (
+            words and words[0] in _WEAR_FORMS) else -1
+        if conv is None:
+            builder.add_relation(subj, obj, start, end)
+        else:
+            text, swap = conv
+            if swap:
+                subj, obj = obj, subj
+            builder.add_relation(subj, obj, start, start, text=text)
+
+    def relation_subject(self, c: Chunk, ci: int) -> int:
+        """The subject of the relation chunk ``c``: the first of :data:`SUBJECT_RULES` that
+        applies, then :func:`clothing_of_clause_subject`."""
+        for rule in SUBJECT_RULES:
+            subj = rule(self, c)
+            if subj is not None:
+                break
+        else:  # pragma: no cover - nearest_noun_phrase always applies
+            raise AssertionError("no subject rule applied")
+        return clothing_of_clause_subject(self, ci, subj)
+
+
+AttachRule = Callable[[Attacher, Chunk, int], bool]
+LinkRule = Callable[[Attacher, int, int], bool]
+SubjectRule = Callable[[Attacher, Chunk], "int | None"]
+
+
+# ------------------------------------------------------------ tests on chunks
+def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: bool) -> bool:
+    """Whether a relation starting with ``word`` after the object of another relation
+    describes that relation's subject: after worn clothing, anything but ``with`` and
+    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
+    ``at`` (``a boy hitting a ball with a bat``)."""
+    if after_clothing:
+        return word not in ("with", "on")
+    return bool(after_verb) and not verb and word in ("with", "at")
+
+
+def _worn_by_subject(chunks: list[Chunk], ci: int, tokens: list[str], head: str) -> bool:
+    """Whether the relation chunk ``ci`` is ``in`` before clothing while the noun before
+    it (``head``) cannot wear it, so the clothing belongs to the clause's subject."""
+    c = chunks[ci]
+    if c.end - c.start != 1 or tokens[c.start].lower() != "in" or ci + 1 >= len(chunks):
+        return False
+    nxt = chunks[ci + 1]
+    if nxt.kind != NP or not lexicon_form(nxt.head.split()[-1] if nxt.head else "",
+                                          CLOTHING_NOUNS):
+        return False
+    word = head.split()[-1].lower() if head else ""
+    return not lexicon_form(word, WEARER_NOUNS) and not lexicon_form(word, CLOTHING_NOUNS)
+
+
+def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
+    """Whether the relation chunk ``ci`` is ``has`` or ``with`` in ``X has Y PREP it``
+    (``the wall has a clock on it``, ``a wall with a clock on it``), where ``it`` is X and
+    the relation is between Y and X."""
+    c = chunks[ci]
+    if c.end - c.start != 1 \
+            or tokens[c.start].lower() not in ("has", "have", "had", "with") \
+            or ci + 3 >= len(chunks):
+        return False
+    y, rel, it = chunks[ci + 1], chunks[ci + 2], chunks[ci + 3]
+    return (y.kind == NP and rel.kind == REL and it.kind == NP and it.end - it.start == 1
+            and tokens[it.start].lower() in ("it", "them")
+            and (ci + 4 == len(chunks) or chunks[ci + 4].kind in (HARD, SOFT, CONJ)))
+
+
+# ------------------------------------------------------- noun phrase chunks
+def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
+    """Attribute words after a copula (``the cat is black``) are modifiers of the copula's
+    subject, not an entity."""
+    p = a.pending
+    if p is not None and p.copula and c.attr_only and p.subject >= 0:
+        tokens = a.tokens
+        a.builder.entities[p.subject].modifiers.extend(
+            tokens[k] for k in range(c.start, c.end) if tokens[k].lower() not in ("and", "or"))
+        a.pending = None
+        return True
+    return False
+
+
+def it_of_has_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
+    """The ``it`` of ``X has Y on it`` (``the wall has a clock on it``) is X, no entity of
+    its own: the pending relation (``on``) relates Y to X."""
+    p = a.pending
+    if a.has_it >= 0 and p is not None and not p.copula and p.subject >= 0 \
+            and c.end - c.start == 1 and a.word(c.start) in ("it", "them"):
+        a.relate(p.subject, a.has_it, p.start, p.end)
+        a.last_rel = _Relation(p.subject, a.has_it, p.start, p.end, p.verb)
+        a.pending = None
+        a.has_it = -1
+        return True
+    return False
+
+
+def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
+    """Any other noun phrase is an entity; a possessor or whole inside it (``the dog 's
+    tail``, ``the truck doors``) is another, with a ``has`` relation (empty span) to it.
+    The first of :data:`NP_LINK_RULES` that applies links the entity; the first entity
+    not after a sentence-initial relation is the root."""
+    builder = a.builder
+    e = builder.add_entity(c.start, c.end, c.head, c.modifiers)
+    if c.owner is not None:
+        os_, oe, ohead, omods, at = c.owner
+        owner = builder.add_entity(os_, oe, ohead, omods)
+        builder.add_relation(owner, e, at, at, text=HAS)
+    for rule in NP_LINK_RULES:
+        if rule(a, e, ci):
+            break
+    if a.root < 0 and a.fronted is None:
+        a.root = e
+    if a.clause_subj < 0:
+        a.clause_subj = e
+    a.last_np = e
+    return True
+
+
+# ---------------------------------------------------- linking a new entity
+def _resolve_pending(a: Attacher, e: int) -> None:
+    """The pending relation has found its object ``e``."""
+    p = a.pending
+    assert p is not None
+    if p.subject >= 0:
+        a.last_rel = _Relation(p.subject, e, p.start, p.end, p.verb)
+        a.described = p.subject
+    a.pending = None
+
+
+def object_of_sentence_initial_relation(a: Attacher, e: int, ci: int) -> bool:
+    """``To the left of the plate is a cup``: the plate is the object of the relation that
+    opens the text; its subject comes later (:func:`subject_after_sentence_initial_relation`)."""
+    p = a.pending
+    if p is not None and p.subject < 0:
+        a.fronted = (e, p.start, p.end)
+        _resolve_pending(a, e)
+        return True
+    return False
+
+
+def complement_of_copula(a: Attacher, e: int, ci: int) -> bool:
+    """``the cat is a pet``: a noun phrase right after a copula is related to the clause's
+    subject by the copula."""
+    p = a.pending
+    if p is not None and p.copula:
+        a.builder.add_relation(p.subject, e, p.start, p.end)
+        _resolve_pending(a, e)
+        return True
+    return False
+
+
+def object_of_relation(a: Attacher, e: int, ci: int) -> bool:
+    """``NP REL NP``: the entity is the object of the pending relation; coordinated
+    subjects (``a dog and a cat on a couch``) share it."""
+    p = a.pending
+    if p is not None:
+        for other in a.partners.get(p.subject, ()):
+            a.relate(other, e, p.start, p.end)
+            a.shared.add(other)
+        a.relate(p.subject, e, p.start, p.end)
+        _resolve_pending(a, e)
+        return True
+    return False
+
+
+def _after_conjunction(a: Attacher) -> bool:
+    return a.prev == CONJ and a.conj_np >= 0
+
+
+def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
+    """``... and a cup is on the table``: ``and`` and a noun phrase before a copula start a
+    new clause, linked to the root by an ``and`` relation."""
+    if _after_conjunction(a) and a.next_kind(ci) == COP:
+        a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
+        a.clause_subj = e
+        a.ctx_subj = -1
+        return True
+    return False
+
+
+def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
+    """``left of the plate and the bowl``: a noun phrase coordinated with the object of the
+    last relation shares that relation."""
+    r = a.last_rel
+    if _after_conjunction(a) and r is not None and r.object == a.conj_np:
+        a.relate(r.subject, e, r.start, r.end)
+        return True
+    return False
+
+
+def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
+    """``a dog and a cat on a couch``: before any relation, coordinated noun phrases before
+    a relation are partners that share it (linked by ``and`` if no relation follows)."""
+    if _after_conjunction(a) and a.last_rel is None and a.next_kind(ci) == REL:
+        a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
+        return True
+    return False
+
+
+def coordinated_noun_phrase(a: Attacher, e: int, ci: int) -> bool:
+    """Any other coordinated noun phrase is linked to the one before ``and`` by an ``and``
+    relation."""
+    if _after_conjunction(a):
+        a.builder.add_relation(a.conj_np, e, *a.conj_span)
+        return True
+    return False
+
+
+def subject_of_object_relative(a: Attacher, e: int, ci: int) -> bool:
+    """``the dog that the man is holding``: a noun phrase right after a relative pronoun is
+    the subject of the clause's verb, whose object is the antecedent
+    (:func:`verb_of_object_relative`)."""
+    if a.prev == PRON and a.antecedent >= 0:
+        a.waiting = e
+        return True
+    return False
+
+
+def subject_after_sentence_initial_relation(a: Attacher, e: int, ci: int) -> bool:
+    """``To the left of the plate is a cup``: the noun phrase after the copula (or a comma,
+    or ``there is``) is the subject of the sentence-initial relation, and the root."""
+    f = a.fronted
+    if f is not None and not a.fronted_resolved and a.prev in (COP, SOFT, THERE):
+        a.builder.add_relation(e, f[0], f[1], f[2])
+        a.fronted_resolved = True
+        a.root = e
+        a.clause_subj = e
+        return True
+    return False
+
+
+def first_noun_phrase_is_root(a: Attacher, e: int, ci: int) -> bool:
+    """The first noun phrase is the referent: the root, and the subject of its clause."""
+    if a.root < 0:
+        a.root = e
+        a.clause_subj = e
+        return True
+    return False
+
+
+def sentence_subject(a: Attacher, e: int, ci: int) -> bool:
+    """A noun phrase opening a sentence (after ``.`` or ``there is``) is its clause's
+    subject; it stays unlinked here."""
+    if a.prev in (HARD, THERE) or a.prev == -1:
+        a.clause_subj = e
+        return True
+    return False
+
+
+# ----------------------------------------------------------- relation chunks
+def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``the dog that the man is holding``: the relation of an object relative clause goes
+    from the clause's subject (the man) to the antecedent (the dog)."""
+    if a.waiting >= 0:
+        start = c.neg_start
+        a.builder.add_relation(a.waiting, a.antecedent, start, c.end)
+        a.last_rel = _Relation(a.waiting, a.antecedent, start, c.end, c.verb)
+        a.described = a.antecedent
+        a.waiting = -1
+        a.antecedent = -1
+        a.ctx_subj = -1
+        a.pending = None
+        return True
+    return False
+
+
+def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``next to and to the left of``: a relation phrase right after another one (with no
+    object between them) extends it into one relation phrase."""
+    p = a.pending
+    if p is not None and not p.copula:
+        p.end = c.end
+        return True
+    return False
+
+
+def has_y_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``the rock has moss on it``, ``a wall with a clock on it``: no ``has`` relation; the
+    relation before ``it`` relates Y to X (:func:`it_of_has_on_it`)."""
+    if not _has_on_it(a.chunks, ci, a.tokens):
+        return False
+    subj = a.relation_subject(c, ci)
+    if subj < 0:
+        return False
+    a.has_it = subj
+    a.pending = None
+    a.ctx_subj = -1
+    return True
+
+
+def relation_awaiting_object(a: Attacher, c: Chunk, ci: int) -> bool:
+    """Any other relation phrase gets its subject (:data:`SUBJECT_RULES`) and waits for its
+    object, the next noun phrase (:func:`object_of_relation`); a copula before it is no
+    relation."""
+    a.pending = _Pending(a.relation_subject(c, ci), c.neg_start, c.end, False, c.verb)
+    a.ctx_subj = -1
+    return True
+
+
+# ------------------------------------------------------ subjects of relations
+def subject_of_relative_clause(a: Attacher, c: Chunk) -> int | None:
+    """After a relative pronoun (``the cup that is on``): the entity it refers to."""
+    if a.prev == PRON or (a.prev == COP and a.ctx_subj >= 0):
+        return a.ctx_subj
+    return None
+
+
+def subject_of_copula(a: Attacher, c: Chunk) -> int | None:
+    """After a copula (``The cat is under the laptop``): the clause's subject."""
+    if a.prev == COP:
+        return a.clause_subj if a.clause_subj >= 0 else a.last_np
+    return None
+
+
+def subject_of_coordinated_relation(a: Attacher, c: Chunk) -> int | None:
+    """After ``and`` or a comma (``the cup on the plate and left of the knife``): the
+    subject of the last relation."""
+    if a.prev in (CONJ, SOFT):
+        return a.last_rel.subject if a.last_rel is not None else a.last_np
+    return None
+
+
+def _object_relation(a: Attacher) -> _Relation | None:
+    """The last relation if the previous chunk is its object, else None."""
+    r = a.last_rel
+    return r if a.prev == NP and r is not None and r.object == a.last_np else None
+
+
+def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
+    """``the man next to the car wearing a hat``: a verb after the object of a preposition
+    describes the subject of that preposition."""
+    r = _object_relation(a)
+    if r is not None and c.verb and not r.verb:
+        return r.subject
+    return None
+
+
+def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
+    """``a mug of tea on the desk``, ``a ball of yarn on a table``: after ``X of Y`` the
+    head X (the root) carries the relation."""
+    r = _object_relation(a)
+    if r is not None and r.end - r.start == 1 and a.word(r.start) == "of":
+        return r.subject
+    return None
+
+
+def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
+    """``a man in a cap holding a kite``: after worn clothing anything but ``with`` / ``on``,
+    and after a verb's object ``with`` / ``at`` (``a boy hitting a ball with a bat``),
+    describe the last relation's subject."""
+    r = _object_relation(a)
+    if r is not None and _describes_subject(a.word(c.start), c.verb, a.worn == a.last_np,
+                                            r.verb):
+        return r.subject
+    return None
+
+
+def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
+    """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
+    plate on the table``)."""
+    return a.last_np
+
+
+def clothing_of_clause_subject(a: Attacher, ci: int, subj: int) -> int:
+    """``a man on a bench in a red cap``: ``in`` before clothing that the object of the last
+    relation cannot wear gives the clothing to that relation's subject."""
+    r = a.last_rel
+    if a.prev == NP and r is not None and r.object == subj \
+            and _worn_by_subject(a.chunks, ci, a.tokens, a.builder.entities[subj].head):
+        return r.subject
+    return subj
+
+
+# --------------------------------------------------------------- other chunks
+def copula(a: Attacher, c: Chunk, ci: int) -> bool:
+    """A copula keeps the subject of a relative clause (``that is``) or of an object
+    relative; after ``and`` (``... and is left of``) it goes on describing the open subject.
+    Before a noun phrase it waits for it as a relation (:func:`complement_of_copula`)."""
+    if a.prev == PRON or a.waiting >= 0:
+        pass  # keeps the relative-clause subject
+    elif a.prev == CONJ and a.last_np >= 0:
+        a.ctx_subj = a.last_rel.subject if a.last_rel is not None else a.last_np
+    else:
+        a.ctx_subj = -1
+    if a.next_kind(ci) == NP and a.waiting < 0 \
+            and not (a.fronted is not None and not a.fronted_resolved):
+        subj = a.ctx_subj if a.ctx_subj >= 0 else (a.clause_subj if a.clause_subj >= 0
+                                                   else a.last_np)
+        if subj >= 0:
+            a.pending = _Pending(subj, c.start, c.end, True, False)
+    return True
+
+
+def second_relative_clause(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``... and that is left of``: a relative pronoun after ``and`` opens a second relative
+    clause of the entity the last clause describes."""
+    if a.prev == CONJ and a.described >= 0:
+        a.antecedent = a.described
+        a.ctx_subj = a.antecedent
+        return True
+    return False
+
+
+def relative_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``that / which / who``: the clause describes the noun phrase before it."""
+    a.antecedent = a.last_np
+    a.ctx_subj = a.antecedent
+    return True
+
+
+def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``and``: remember the entity before it and its span (for ``and`` relations)."""
+    a.conj_np = a.last_np
+    a.conj_span = (c.start, c.end)
+    return True
+
+
+def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``.`` ``!`` ``?`` end the sentence: a relation still without an object is dropped
+    (with a warning), and the next noun phrase starts a new clause."""
+    p = a.pending
+    if p is not None:
+        a.warn(f"relation {' '.join(a.tokens[p.start:p.end])!r} has no object; dropped")
+        a.pending = None
+    a.ctx_subj = -1
+    a.waiting = -1
+    a.clause_subj = -1
+    return True
+
+
+def there_is(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``there is``: the noun phrase after it starts a new clause."""
+    a.clause_subj = -1
+    return True
+
+
+def finish(a: Attacher) -> None:
+    """At the end of the text: coordinated subjects no relation followed are linked by
+    ``and``; a relation without an object, or a sentence-initial relation without a
+    subject, is dropped with a warning."""
+    for later, earlier in a.partners.items():
+        for other in earlier:
+            if other not in a.shared:
+                a.builder.add_relation(other, later, *a.conj_span)
+    p = a.pending
+    if p is not None and not p.copula:
+        a.warn(f"relation {' '.join(a.tokens[p.start:p.end])!r} (tokens {p.start}-"
+               f"{p.end}) has no object; dropped")
+    f = a.fronted
+    if f is not None and not a.fronted_resolved:
+        a.warn(f"relation {' '.join(a.tokens[f[1]:f[2]])!r} opens the text but no "
+               f"subject follows; dropped")
+
+
+#: how a new entity links to the graph, tried in order by :func:`noun_phrase`
+NP_LINK_RULES: list[LinkRule] = [
+    object_of_sentence_initial_relation,
+    complement_of_copula,
+    object_of_relation,
+    coordinated_clause,
+    coordinated_object,
+    coordinated_subject,
+    coordinated_noun_phrase,
+    subject_of_object_relative,
+    subject_after_sentence_initial_relation,
+    first_noun_phrase_is_root,
+    sentence_subject,
+]
+
+#: the subject of a relation phrase, tried in order by :meth:`Attacher.relation_subject`
+SUBJECT_RULES: list[SubjectRule] = [
+    subject_of_relative_clause,
+    subject_of_copula,
+    subject_of_coordinated_relation,
+    participle_after_prepositional_object,
+    subject_of_head_before_of,
+    subject_described_after_object,
+    nearest_noun_phrase,
+]
+
+#: the rules for each kind of chunk, tried in order until one applies
+ATTACH_RULES: dict[int, list[AttachRule]] = {
+    NP: [attributes_after_copula, it_of_has_on_it, noun_phrase],
+    REL: [verb_of_object_relative, coordinated_relation_phrase, has_y_on_it,
+          relation_awaiting_object],
+    COP: [copula],
+    PRON: [second_relative_clause, relative_pronoun],
+    CONJ: [conjunction],
+    SOFT: [],  # a comma changes nothing but ``prev`` (see Attacher.run)
+    HARD: [sentence_end],
+    THERE: [there_is],
+}

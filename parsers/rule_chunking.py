@@ -1,0 +1,678 @@
+"""The first pass of the ``rule`` parser: chunking rules (see :mod:`parsers.rule`).
+
+A :class:`Chunker` walks the tokens of one text.  At each token it tries the rules of
+:data:`CHUNK_RULES` in order; the first that applies consumes one or more tokens (it
+emits a chunk, extends the open noun phrase, or skips words) and returns ``True``.  The
+last rule, :func:`content_word`, always applies, so every token is consumed.
+
+Chunks are noun phrases (``NP``), relation phrases (``REL``), copulas (``COP``),
+relative pronouns (``PRON``), conjunctions (``CONJ``), soft and hard punctuation
+(``SOFT``, ``HARD``) and ``there is`` (``THERE``).  A noun phrase is open while its
+words are read and emitted by :meth:`Chunker.close_np` when a rule ends it.
+
+A new construction is one function ``rule(chunker) -> bool`` inserted into
+:data:`CHUNK_RULES` before the rules it must take precedence over.  A rule may declare
+with :func:`only_for` the only words it can apply at; the chunker then does not try it at
+other words (a speed-up: most rules look at one small set of words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from parsers.conventions import is_possessive, possessor
+from parsers.lexicon import (
+    ADVERBS,
+    ATTRIBUTE_WORDS,
+    AUXILIARIES,
+    COMPARISON_TRIE,
+    CONJUNCTIONS,
+    COPULAS,
+    DETERMINERS,
+    LIGHT_VERBS,
+    LOCATIVE_FILLERS,
+    NEGATIONS,
+    PART_NOUNS,
+    PARTICIPLE_NOUNS,
+    PARTITIVE_NOUNS,
+    POSTURE_VERB_FORMS,
+    REGION_NOUNS,
+    RELATIVE_PRONOUNS,
+    VERB_FORMS,
+    WEAK_VERB_FORMS,
+    Trie,
+    lexicon_form,
+)
+
+__all__ = ["CHUNK_RULES", "COP", "CONJ", "HARD", "NP", "PRON", "REL", "SOFT", "THERE",
+           "Chunk", "ChunkRule", "Chunker"]
+
+# chunk kinds
+NP, REL, COP, PRON, CONJ, SOFT, HARD, THERE = range(8)
+
+_HARD_PUNCT = frozenset({".", "!", "?"})
+_NEG_COPULAS = frozenset({"isn't", "aren't", "wasn't", "weren't", "isn’t", "aren’t"})
+_PICTURE_NOUNS = frozenset({"photo", "picture", "image", "photograph", "view", "closeup",
+                            "close-up", "shot", "snapshot"})
+_OBJECT_PRONOUNS = frozenset({"him", "her", "it", "them", "me", "us", "you", "one"})
+_VERB_ENDINGS = ("s", "ed", "ing")
+#: third-person forms of transitive verbs; between two nouns they are the verb (``the man
+#: wears long pants``) even without a determiner after them
+_TRANSITIVE_S = frozenset({"wears", "holds", "carries", "eats", "rides", "drinks", "uses",
+                           "watches", "pulls", "pushes", "throws", "catches", "kicks", "hits",
+                           "swings", "feeds", "pets", "chases", "follows", "hugs", "kisses",
+                           "bites", "licks", "sniffs", "brushes", "washes", "crosses"})
+_COUNT_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                          "ten", "many", "several", "few", "most", "some", "all", "both",
+                          "each", "none", "any"})
+#: endings of adjectives; a word with one of them does not name a whole before a part noun
+_ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive")
+_Y_NOUNS = frozenset({"baby", "boy", "toy", "body", "lady", "pony", "puppy", "kitty", "teddy",
+                      "city", "bay", "trolley", "jockey", "monkey", "turkey", "donkey", "key",
+                      "subway", "railway", "highway", "doggy", "guy", "family", "factory",
+                      "bakery", "library", "gallery", "balcony", "chimney", "lorry", "ferry"})
+
+
+class Chunk:
+    """One chunk: its kind, its tokens ``start:end`` and, for a noun phrase, its head,
+    modifiers and owner; for a relation, whether it is a verb and where a negation before
+    it starts."""
+
+    __slots__ = ("kind", "start", "end", "head", "modifiers", "attr_only", "verb", "neg_start",
+                 "owner")
+
+    def __init__(self, kind: int, start: int, end: int) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.head = ""
+        self.modifiers: list[str] = []
+        self.attr_only = False
+        self.verb = False
+        self.neg_start = start
+        # a possessor or whole named inside a noun phrase ("the man 's hat", "the clock
+        # hands"): (start, end, head, modifiers, position of the "has" relation)
+        self.owner: tuple[int, int, str, list[str], int] | None = None
+
+
+class Chunker:
+    """The chunking state of one text and the word tests the rules share.
+
+    ``i`` is the current token and ``w`` its lowercase form; ``np_start`` is the start of
+    the open noun phrase (-1 if none), ``np_det_end`` the end of its determiners and
+    ``np_content`` whether it holds a content word yet (a phrase of determiners only is
+    *bare*: no relation starts right after ``the`` of ``the on switch``); ``neg_at`` is the
+    index of a negation right before the next relation (-1 if none); ``pk`` is the kind of
+    the last chunk emitted before token ``i`` (-1 if none).
+    """
+
+    __slots__ = ("tokens", "lw", "n", "warnings", "rel_trie", "compound_trie", "chunks", "i",
+                 "w", "np_start", "np_det_end", "np_content", "neg_at", "pk")
+
+    def __init__(self, tokens: list[str], lw: list[str], warnings: list[str],
+                 rel_trie: Trie, compound_trie: Trie) -> None:
+        self.tokens = tokens
+        self.lw = lw
+        self.n = len(tokens)
+        self.warnings = warnings
+        self.rel_trie = rel_trie
+        self.compound_trie = compound_trie
+        self.chunks: list[Chunk] = []
+        self.i = 0
+        self.w = ""
+        self.np_start = -1
+        self.np_det_end = -1
+        self.np_content = False
+        self.neg_at = -1
+        self.pk = -1
+
+    def run(self) -> list[Chunk]:
+        """Apply :data:`CHUNK_RULES` at every token; the chunks of the text."""
+        lw, n, chunks = self.lw, self.n, self.chunks
+        rules = [(rule, getattr(rule, "words", None)) for rule in CHUNK_RULES]
+        while self.i < n:
+            w = self.w = lw[self.i]
+            self.pk = chunks[-1].kind if chunks else -1
+            for rule, words in rules:
+                if words is not None and w not in words:
+                    continue
+                if rule(self):
+                    break
+            else:  # pragma: no cover - content_word always applies
+                raise AssertionError(f"no chunking rule consumed token {self.i}")
+        self.close_np(n)
+        return self.chunks
+
+    # -------------------------------------------------------------- state
+    def add(self, kind: int, end: int) -> None:
+        """Emit a chunk of ``kind`` over tokens ``i:end`` and move past it."""
+        self.chunks.append(Chunk(kind, self.i, end))
+        self.i = end
+
+    def add_relation(self, end: int, verb: bool) -> None:
+        """Emit a relation over tokens ``i:end`` (with the negation before it) and move past
+        it."""
+        i = self.i
+        chunk = Chunk(REL, i, end)
+        chunk.verb = verb
+        chunk.neg_start = self.neg_at if self.neg_at >= 0 else i
+        self.chunks.append(chunk)
+        self.neg_at = -1
+        self.i = end
+
+    def close_np(self, end: int) -> None:
+        """Emit the open noun phrase, ending at ``end``, if there is one."""
+        if self.np_start < 0:
+            return
+        # determiners only ("this", "that"): they are words, keep them as a phrase
+        self.emit_np(self.np_start, self.np_det_end if self.np_content else end, end)
+        self.np_start = -1
+        self.np_content = False
+
+    # --------------------------------------------------------- word tests
+    def relation_end(self, i: int, predicate: bool) -> tuple[int, bool]:
+        """End of the relation phrase starting at ``i`` (``i`` if none) and whether it is a verb.
+
+        ``predicate`` tells that a verb is expected here (after a copula or a relative
+        pronoun); elsewhere a verb form that is also a common noun (``faces``,
+        ``cover``) counts as a verb only before a determiner or a preposition.
+        """
+        lw = self.lw
+        rel_trie = self.rel_trie
+        end = rel_trie.longest(lw, i)
+        w = lw[i]
+        if w in VERB_FORMS:
+            n = len(lw)
+            nxt = lw[i + 1] if i + 1 < n else ""
+            if not predicate and w in WEAK_VERB_FORMS:
+                possessed = i > 0 and lw[i - 1].endswith(("'s", "’s", "s'"))
+                ok = not possessed and (
+                    nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS
+                    or nxt.isdigit() or nxt in PARTITIVE_NOUNS
+                    or (w == "have" and i > 0 and lw[i - 1].endswith("s"))
+                    or (w in _TRANSITIVE_S and i > 0 and lw[i - 1].isalpha()
+                        and lw[i - 1] not in DETERMINERS and nxt.isalpha()
+                        and rel_trie.longest(lw, i + 1) == i + 1)
+                    or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1))
+            else:
+                ok = True
+            if ok:
+                k = i + 1
+                while k < n and lw[k] in ADVERBS and rel_trie.longest(lw, k) == k:
+                    k += 1
+                prep_end = rel_trie.longest(lw, k) if k < n else k
+                verb_end = prep_end if prep_end > k else i + 1
+                if verb_end > end:
+                    return verb_end, True
+            return end, end > i
+        return end, False
+
+    def starts_relation(self, i: int) -> bool:
+        """Whether a relation phrase (or a verb) starts at ``i``, after adverbs and locative
+        fillers."""
+        lw, n = self.lw, self.n
+        while i < n and (lw[i] in ADVERBS or lw[i] in LOCATIVE_FILLERS) \
+                and self.rel_trie.longest(lw, i) == i:
+            i += 1
+        if i >= n:
+            return False
+        return self.rel_trie.longest(lw, i) > i or lw[i] in VERB_FORMS
+
+    def relation_follows(self, i: int) -> bool:
+        """Whether a relation phrase and its object start at ``i`` (``and near the box``),
+        which tells a coordinated clause from coordinated attributes (``black and white``)."""
+        lw = self.lw
+        end = self.rel_trie.longest(lw, i)
+        return end > i and end < len(lw) and (lw[end] in DETERMINERS
+                                              or lw[end] in _OBJECT_PRONOUNS)
+
+    def opens_clause(self, i: int) -> bool:
+        """Whether the words at ``i`` can follow a relative pronoun (``and that is``)."""
+        if i >= self.n:
+            return False
+        w = self.lw[i]
+        return (w in COPULAS or w in _NEG_COPULAS or w in AUXILIARIES or w in LIGHT_VERBS
+                or (w in VERB_FORMS and w not in WEAK_VERB_FORMS))
+
+    def partitive(self, det_end: int, i: int) -> bool:
+        """Whether the ``of`` at ``i`` follows a noun of quantity or of depiction that leaves
+        the head to the noun after ``of`` (``a pair of scissors``, ``two large piles of
+        leaves``, ``two of the buildings``, ``a picture of a cat``)."""
+        lw = self.lw
+        prev = lw[i - 1]
+        if prev in _COUNT_WORDS or prev.isdigit():
+            return i - 1 == det_end and i + 1 < len(lw) and lw[i + 1] in DETERMINERS
+        if prev not in PARTITIVE_NOUNS:
+            return False
+        return all(lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k].isdigit()
+                   for k in range(det_end, i - 1))
+
+    def region_end(self, end: int) -> int:
+        """End of a relation phrase ending at ``end``, extended over a place noun and ``of``
+        (``along`` + ``the side of``, ``climbing`` + ``the edge of``)."""
+        lw, n = self.lw, self.n
+        j = end + 1 if end < n and lw[end] in ("the", "a", "an") else end
+        if j + 2 < n and lw[j] in REGION_NOUNS and lw[j + 1] == "of" and lw[end - 1] != "of" \
+                and lw[j + 2][:1].isalnum():
+            return j + 2
+        return end
+
+    def is_participle(self, i: int) -> bool:
+        """Whether ``lw[i]`` looks like a participle the lexicon does not know."""
+        w = self.lw[i]
+        if w in PARTICIPLE_NOUNS or w in ATTRIBUTE_WORDS or not w.isalpha():
+            return False
+        if w.endswith("ing"):
+            stem = w[:-3]
+        elif w.endswith("ed"):
+            stem = w[:-2]
+        else:
+            return False
+        return len(stem) >= 3 and any(ch in "aeiouy" for ch in stem)
+
+    # ------------------------------------------------------- noun phrases
+    def maybe_peel_verb(self, start: int, det_end: int, end: int) -> None:
+        """Close the noun phrase ``start:end``; a last word that looks like an unknown verb
+        (``the man juggles the balls``) becomes a relation, with a warning."""
+        lw, chunks, tokens = self.lw, self.chunks, self.tokens
+        last = lw[end - 1]
+        # a bare word between a copula and an article ("is congruent the cat") can only
+        # be a relation the lexicon lacks (an adjective used as a preposition)
+        if (end - start == 1 and det_end == start and chunks and chunks[-1].kind == COP
+                and chunks[-1].end == start and end < len(lw) and lw[end] in ("the", "a", "an")
+                and last not in ATTRIBUTE_WORDS and last not in ADVERBS):
+            chunks.append(Chunk(REL, start, end))
+            self.warnings.append(f"guessed that {tokens[start]!r} (token {start}) is a "
+                                 f"relation between two noun phrases")
+            return
+        content = lw[det_end:end - 1]
+        if (len(content) >= 1 and last.endswith(_VERB_ENDINGS) and last not in ATTRIBUTE_WORDS
+                and any(w not in ATTRIBUTE_WORDS for w in content)
+                and self.compound_trie.longest(lw, end - 2) != end):
+            self.emit_np(start, det_end, end - 1)
+            chunk = Chunk(REL, end - 1, end)
+            chunk.verb = True
+            chunks.append(chunk)
+            self.warnings.append(f"guessed that {tokens[end - 1]!r} (token {end - 1}) is a "
+                                 f"verb relating two noun phrases")
+            return
+        self.emit_np(start, det_end, end)
+
+    def emit_np(self, start: int, det_end: int, end: int) -> None:
+        """Emit the noun phrase ``start:end`` whose determiners end at ``det_end``: its head,
+        modifiers and owner."""
+        if end <= start:
+            return
+        lw, tokens = self.lw, self.tokens
+        det_end = min(max(det_end, start), end)
+        # a participle the lexicon does not know ending the phrase is an intransitive verb
+        # (``a man in a black shirt laughing``), not its head
+        while end - 1 > det_end and lw[end - 1].endswith("ing") \
+                and self.is_participle(end - 1) and lw[end - 2] not in ATTRIBUTE_WORDS \
+                and self.compound_trie.longest(lw, end - 2) != end:
+            end -= 1
+        chunk = Chunk(NP, start, end)
+        if det_end == end:  # determiners only ("this", "that"): the last one is the head
+            chunk.head = tokens[end - 1]
+            self.chunks.append(chunk)
+            return
+        # head: a multi-word noun of the lexicon ending the phrase, else the last word;
+        # in a partitive phrase ("a pair of scissors") the noun after "of"
+        head_start = end - 1
+        for k in range(det_end, end - 1):
+            if self.compound_trie.longest(lw, k) == end:
+                head_start = k
+                break
+        chunk.head = " ".join(tokens[head_start:end])
+        chunk.modifiers = [tokens[k] for k in range(det_end, head_start)
+                           if lw[k] not in ("of", "and", "or")]
+        self.split_owner(chunk, det_end, head_start)
+        chunk.attr_only = det_end == start and all(
+            lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k] in ("and", "or")
+            for k in range(start, end))
+        self.chunks.append(chunk)
+
+    def split_owner(self, chunk: Chunk, det_end: int, head_start: int) -> None:
+        """Move a possessor (``the man 's hat``, ``the girl's dress``) or a whole before a
+        part noun (``the clock hands``) out of the noun phrase ``chunk`` into its owner."""
+        lw, tokens = self.lw, self.tokens
+        start, end = chunk.start, chunk.end
+        for k in range(head_start - 1, start - 1, -1):
+            if lw[k] == "of" or not is_possessive(lw[k]):
+                continue
+            if lw[k] in ("'s", "’s"):
+                if k - 1 < max(det_end, start) or not lw[k - 1][:1].isalnum():
+                    return
+                owner_end, owner_head = k, tokens[k - 1]
+                owner_first = k - 1
+            else:
+                owner_end, owner_head = k + 1, possessor(tokens[k])
+                owner_first = k
+            mods = [tokens[j] for j in range(det_end, owner_first) if lw[j] not in ("and", "or")]
+            chunk.owner = (start, owner_end, owner_head, mods, k + 1)
+            chunk.start = k + 1
+            chunk.modifiers = [tokens[j] for j in range(k + 1, head_start)
+                               if lw[j] not in ("of", "and", "or")]
+            chunk.attr_only = False
+            return
+        k = head_start - 1
+        if head_start != end - 1 or k < det_end or not lexicon_form(lw[end - 1], PART_NOUNS) \
+                or "of" in lw[start:end]:
+            return
+        w = lw[k]
+        if (not w.isalpha() or w in ATTRIBUTE_WORDS or w in ADVERBS or w in DETERMINERS
+                or w in PART_NOUNS or w in _COUNT_WORDS
+                or (w.endswith(_ADJECTIVE_ENDINGS) and w not in PARTICIPLE_NOUNS)
+                or (w.endswith("y") and w not in _Y_NOUNS)):
+            return
+        mods = [tokens[j] for j in range(det_end, k) if lw[j] not in ("of", "and", "or")]
+        chunk.owner = (start, k + 1, tokens[k], mods, k + 1)
+        chunk.start = k + 1
+        chunk.modifiers = []
+        chunk.attr_only = False
+
+
+ChunkRule = Callable[[Chunker], bool]
+
+
+def only_for(*words: Iterable[str]) -> Callable[[ChunkRule], ChunkRule]:
+    """Declare the only (lowercase) words at which a chunking rule can apply: the chunker
+    does not try it at other words.  A speed-up, not a condition: the rule tests its words
+    itself, and one without this declaration is tried at every word."""
+    allowed = frozenset().union(*words)
+
+    def declare(rule: ChunkRule) -> ChunkRule:
+        rule.words = allowed  # type: ignore[attr-defined]
+        return rule
+    return declare
+
+
+# ------------------------------------------------------------------ rules
+@only_for({"'s", "’s"})
+def detached_possessive(s: Chunker) -> bool:
+    """A detached ``'s`` after a noun, before a word that starts no relation, stays in the
+    noun phrase (``the man 's hat``); :meth:`Chunker.split_owner` makes the man an owner."""
+    i, lw = s.i, s.lw
+    if s.w in ("'s", "’s") and s.np_start >= 0 and s.np_content and i + 1 < s.n \
+            and lw[i + 1][:1].isalnum() and not s.starts_relation(i + 1):
+        s.i += 1
+        return True
+    return False
+
+
+def punctuation(s: Chunker) -> bool:
+    """A token that is no word ends the noun phrase: ``.`` ``!`` ``?`` end a sentence, ``&``
+    is a conjunction, anything else (``,`` ``;`` ...) is soft punctuation."""
+    w = s.w
+    first = w[:1]
+    if first.isalnum() or first == "_":
+        return False
+    s.close_np(s.i)
+    kind = HARD if w in _HARD_PUNCT else CONJ if w == "&" else SOFT
+    s.add(kind, s.i + 1)
+    s.neg_at = -1
+    return True
+
+
+@only_for({"a", "an", "the"})
+def picture_frame(s: Chunker) -> bool:
+    """``a photo of`` (``showing``, ``with``) opening a sentence is not part of the
+    description: skipped."""
+    i, lw = s.i, s.lw
+    if s.np_start < 0 and s.w in ("a", "an", "the") and i + 2 < s.n \
+            and lw[i + 1] in _PICTURE_NOUNS and lw[i + 2] in ("of", "showing", "with") \
+            and s.pk in (-1, HARD):
+        s.i += 3
+        return True
+    return False
+
+
+@only_for({"there"})
+def there_is(s: Chunker) -> bool:
+    """``there is`` / ``there are`` opening a clause is one chunk."""
+    if s.np_start < 0 and s.w == "there" and s.i + 1 < s.n and s.lw[s.i + 1] in COPULAS:
+        s.add(THERE, s.i + 2)
+        return True
+    return False
+
+
+@only_for({"of"})
+def partitive_of(s: Chunker) -> bool:
+    """The ``of`` after a noun of quantity or depiction (``a pair of scissors``, ``two piles
+    of leaves``, ``a photo of a dog``) stays in the noun phrase, whose head is after it."""
+    i, lw = s.i, s.lw
+    if s.np_start >= 0 and s.np_content and s.w == "of" and i + 1 < s.n \
+            and lw[i + 1][:1].isalnum() and s.partitive(s.np_det_end, i):
+        s.i += 1
+        return True
+    return False
+
+
+@only_for({"and", "or"})
+def attribute_coordination(s: Chunker) -> bool:
+    """``and`` / ``or`` between two attribute words (``a black and white cat``) stays in the
+    noun phrase, unless a relation and its object follow."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start >= 0 and s.np_content and s.w in ("and", "or") \
+            and lw[i - 1] in ATTRIBUTE_WORDS and i + 1 < n \
+            and lw[i + 1] in ATTRIBUTE_WORDS and i + 2 < n \
+            and lw[i + 2] not in CONJUNCTIONS \
+            and not s.relation_follows(i + 1):
+        s.i += 1
+        return True
+    return False
+
+
+def compound_noun(s: Chunker) -> bool:
+    """A multi-word noun of the lexicon (``hair drier``, ``teddy bear``) stays whole in a
+    noun phrase."""
+    i = s.i
+    c_end = s.compound_trie.longest(s.lw, i) if s.w in s.compound_trie.root else i
+    if c_end > i + 1:
+        if s.np_start < 0:
+            s.np_start, s.np_det_end = i, i
+        s.np_content = True
+        s.i = c_end
+        return True
+    return False
+
+
+@only_for(ADVERBS, LOCATIVE_FILLERS)
+def adverb_before_relation(s: Chunker) -> bool:
+    """An adverb before a relation (``directly above``), and a filler after a copula (``is
+    located on``), end the noun phrase and are not part of the relation: skipped."""
+    w, i = s.w, s.i
+    if (w in ADVERBS or (w in LOCATIVE_FILLERS and s.pk == COP and s.np_start < 0)) \
+            and (s.np_start < 0 or s.np_content) \
+            and s.rel_trie.longest(s.lw, i) == i and s.starts_relation(i + 1):
+        s.close_np(i)
+        s.i += 1
+        return True
+    return False
+
+
+@only_for(LIGHT_VERBS)
+def light_verb_before_comparison(s: Chunker) -> bool:
+    """A light verb before an attribute comparison (``that has the same colour as``, ``with
+    the same shape as``) introduces the clause, like a copula, and is skipped."""
+    i = s.i
+    if s.w in LIGHT_VERBS and s.neg_at < 0 and (s.np_start < 0 or s.np_content):
+        c_end = COMPARISON_TRIE.longest(s.lw, i + 1)
+        if c_end > i + 1 and s.rel_trie.longest(s.lw, i + 1) == c_end:
+            s.close_np(i)
+            s.i += 1
+            return True
+    return False
+
+
+def _plural_noun_opening_text(s: Chunker) -> bool:
+    """Whether the word is a plural noun that is also a verb form and opens the text or a
+    sentence (``leaves on the path``): a noun, not a relation."""
+    w = s.w
+    return (s.np_start < 0 and s.pk in (-1, HARD) and w in WEAK_VERB_FORMS
+            and w.endswith("s") and w not in s.rel_trie.root)
+
+
+def relation_phrase(s: Chunker) -> bool:
+    """The longest relation phrase of the lexicon (``at the left side of``), or a verb with
+    the preposition after it (``standing in front of``), extended over a place noun and
+    ``of`` (``along the side of``); not right after a bare determiner (``the on switch``)."""
+    w, i = s.w, s.i
+    if (s.np_start < 0 or s.np_content) and (w in s.rel_trie.root or w in VERB_FORMS) \
+            and not _plural_noun_opening_text(s):
+        end, is_verb = s.relation_end(i, s.np_start < 0 and s.pk in (COP, PRON))
+        if end > i:
+            end = s.region_end(end)
+            s.close_np(i)
+            s.add_relation(end, is_verb)
+            return True
+    return False
+
+
+@only_for(COPULAS, _NEG_COPULAS, AUXILIARIES, {"has", "have", "had"})
+def copula(s: Chunker) -> bool:
+    """A copula (``is``, ``isn't``), an auxiliary before a copula, a negation or a verb
+    (``can be``, ``does not``) or ``has been`` is a copula chunk; adjacent ones merge."""
+    w, i, lw = s.w, s.i, s.lw
+    if (w in COPULAS or w in _NEG_COPULAS
+            or (w in AUXILIARIES and i + 1 < s.n
+                and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS
+                     or lw[i + 1] in VERB_FORMS))
+            or (w in ("has", "have", "had") and i + 1 < s.n and lw[i + 1] == "been")) \
+            and (s.np_start < 0 or s.np_content):
+        s.close_np(i)
+        chunks = s.chunks
+        if chunks and chunks[-1].kind == COP and chunks[-1].end == i:
+            chunks[-1].end = i + 1
+        else:
+            chunks.append(Chunk(COP, i, i + 1))
+        s.neg_at = i if w in _NEG_COPULAS else -1
+        s.i += 1
+        return True
+    return False
+
+
+@only_for(NEGATIONS)
+def negation(s: Chunker) -> bool:
+    """A negation (``not``) ends the noun phrase and joins the next relation."""
+    if s.w in NEGATIONS:
+        s.close_np(s.i)
+        if s.neg_at < 0:
+            s.neg_at = s.i
+        s.i += 1
+        return True
+    return False
+
+
+@only_for(RELATIVE_PRONOUNS)
+def relative_pronoun(s: Chunker) -> bool:
+    """``which`` / ``who`` / ``that`` opening a relative clause; ``that`` only after a noun
+    phrase or after a conjunction before a verb (``and that is``), else a determiner."""
+    w = s.w
+    if w in RELATIVE_PRONOUNS and (w != "that" or (s.np_start >= 0 and s.np_content)
+                                   or s.pk == NP
+                                   or (s.pk == CONJ and s.np_start < 0
+                                       and s.opens_clause(s.i + 1))):
+        s.close_np(s.i)
+        s.add(PRON, s.i + 1)
+        return True
+    return False
+
+
+@only_for(CONJUNCTIONS)
+def conjunction(s: Chunker) -> bool:
+    """A conjunction (``and``, ``or``) is a chunk of its own."""
+    if s.w in CONJUNCTIONS:
+        s.close_np(s.i)
+        s.add(CONJ, s.i + 1)
+        return True
+    return False
+
+
+@only_for({"as"})
+def as_well_as(s: Chunker) -> bool:
+    """``as well as`` is a conjunction."""
+    if s.w == "as" and s.lw[s.i + 1:s.i + 3] == ["well", "as"]:
+        s.close_np(s.i)
+        s.add(CONJ, s.i + 3)
+        return True
+    return False
+
+
+@only_for(DETERMINERS, {"that"})
+def partitive_determiner(s: Chunker) -> bool:
+    """A determiner after a partitive ``of`` goes on with the phrase (``two of the
+    buildings``)."""
+    if (s.w in DETERMINERS or s.w == "that") and s.np_start >= 0 and s.np_content \
+            and s.lw[s.i - 1] == "of":
+        s.i += 1
+        return True
+    return False
+
+
+@only_for(DETERMINERS, {"that"})
+def determiner(s: Chunker) -> bool:
+    """A determiner opens a noun phrase (or extends the determiners of a bare one); after a
+    content word it first closes the open phrase, whose last word may be an unknown verb
+    (``the man juggles the balls``)."""
+    i = s.i
+    if s.w in DETERMINERS or s.w == "that":
+        if s.np_start >= 0 and s.np_content:
+            s.maybe_peel_verb(s.np_start, s.np_det_end, i)
+            s.np_start = -1
+        if s.np_start < 0:
+            s.np_start, s.np_det_end, s.np_content = i, i + 1, False
+        else:
+            s.np_det_end = i + 1
+        s.i += 1
+        return True
+    return False
+
+
+def unknown_participle_before_preposition(s: Chunker) -> bool:
+    """A participle the lexicon lacks before a preposition (``a man sliding on snow``, ``a
+    plane is going down the runway``) is a verb joined to that preposition, with a
+    warning."""
+    i, lw = s.i, s.lw
+    if ((s.np_start >= 0 and s.np_content) or (s.np_start < 0 and s.pk in (COP, PRON))) \
+            and s.is_participle(i):
+        end = s.rel_trie.longest(lw, i + 1)
+        if end > i + 1 and end < s.n and lw[end][:1].isalnum():
+            s.close_np(i)
+            s.add_relation(end, True)
+            s.warnings.append(f"guessed that {s.tokens[i]!r} (token {i}) is a verb")
+            return True
+    return False
+
+
+def content_word(s: Chunker) -> bool:
+    """Any other word is a content word of the open noun phrase (opening one if none is)."""
+    if s.np_start < 0:
+        s.np_start, s.np_det_end = s.i, s.i
+    s.np_content = True
+    s.i += 1
+    return True
+
+
+#: the chunking rules, in the order they are tried at each token
+CHUNK_RULES: list[ChunkRule] = [
+    detached_possessive,
+    punctuation,
+    picture_frame,
+    there_is,
+    partitive_of,
+    attribute_coordination,
+    compound_noun,
+    adverb_before_relation,
+    light_verb_before_comparison,
+    relation_phrase,
+    copula,
+    negation,
+    relative_pronoun,
+    conjunction,
+    as_well_as,
+    partitive_determiner,
+    determiner,
+    unknown_participle_before_preposition,
+    content_word,
+]
