@@ -37,7 +37,14 @@ from benchmarks.base import (
     prediction_where,
     resolve_root,
 )
-from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
+from rcrn.structures import (
+    Entity,
+    GroundingProblem,
+    LanguageGraph,
+    Prediction,
+    Proposals,
+    Relation,
+)
 
 __all__ = [
     "SPLITS",
@@ -469,11 +476,14 @@ class VSRBenchmark:
         """Gold labels in file order."""
         return [it.label for it in self.items]
 
-    def problem(self, index: int) -> GroundingProblem:
-        """The ``index``-th item as a :class:`GroundingProblem` (needs a proposal source)."""
+    def problem(self, index: int, proposals: Proposals | None = None) -> GroundingProblem:
+        """The ``index``-th item as a :class:`GroundingProblem`, with ``proposals`` or
+        those of the benchmark's proposal source."""
         it = self.items[index]
+        if proposals is None:
+            proposals = get_proposals(self.proposals, it.image, "vsr")
         return GroundingProblem(
-            graph=it.graph(), proposals=get_proposals(self.proposals, it.image, "vsr"),
+            graph=it.graph(), proposals=proposals,
             match=it.label, id=it.id,
             meta={"benchmark": "vsr", "split": self.split, "index": it.index,
                   "image": it.image, "relation": it.relation, "subject": it.subject,

@@ -53,7 +53,14 @@ from benchmarks.base import (
     real_matrix,
     resolve_root,
 )
-from rcrn.structures import Entity, GroundingProblem, LanguageGraph, Prediction, Relation
+from rcrn.structures import (
+    Entity,
+    GroundingProblem,
+    LanguageGraph,
+    Prediction,
+    Proposals,
+    Relation,
+)
 
 __all__ = [
     "SPLIT_FILES",
@@ -586,8 +593,10 @@ class WhatsUpBenchmark:
         """Caption options per item (4 for Controlled, 2 for COCO/GQA)."""
         return len(self.items[0].options)
 
-    def problem(self, index: int, option: int) -> GroundingProblem:
-        """Caption option ``option`` of item ``index`` (match = 1 only for option 0)."""
+    def problem(self, index: int, option: int, proposals: Proposals | None = None
+                ) -> GroundingProblem:
+        """Caption option ``option`` of item ``index`` (match = 1 only for option 0), with
+        ``proposals`` or those of the benchmark's proposal source."""
         it = self.items[index]
         try:
             graph = it.graph(option)
@@ -598,9 +607,10 @@ class WhatsUpBenchmark:
         if not graph.relations:
             start = graph.entities[0].span[1]
             meta["image_relation"] = " ".join(t for t in graph.tokens[start:] if t != ".")
-        return GroundingProblem(graph=graph,
-                                proposals=get_proposals(self.proposals, it.image, "whatsup"),
-                                match=int(option == 0), id=it.option_id(option), meta=meta)
+        if proposals is None:
+            proposals = get_proposals(self.proposals, it.image, "whatsup")
+        return GroundingProblem(graph=graph, proposals=proposals, match=int(option == 0),
+                                id=it.option_id(option), meta=meta)
 
     def problems(self) -> Iterator[GroundingProblem]:
         """Every caption option of every item, item-major (needs a proposal source)."""

@@ -293,18 +293,16 @@ def load_run(benchmark: str, root: str | Path, split: str, proposals: Any, *,
             elif props.features is None:
                 raise DataError(f"the proposals of image {image!r} carry no region features; "
                                 f"add a region_encoder section to compute them from pixels")
-            bench.proposals = {image: props}
             if benchmark == "whatsup":
                 options = range(len(bench.items[index].options))
-                item_problems = [bench.problem(index, k) for k in options]
+                item_problems = [bench.problem(index, k, props) for k in options]
             else:
-                item_problems = [bench.problem(index)]
+                item_problems = [bench.problem(index, props)]
         except DataError as exc:
             raise DataError(f"{where}: {exc}") from exc
         except (benchmarks.ProposalSourceError, KeyError, ValueError) as exc:
             raise DataError(f"{where}: {exc}") from exc
         problems += [replace(p, meta={**p.meta, **meta}) for p in item_problems]
-    bench.proposals = None
     return BenchmarkRun(bench, problems)
 
 
