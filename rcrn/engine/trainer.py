@@ -37,6 +37,8 @@ __all__ = ["build_model", "ProblemDataset", "make_loader", "predict", "write_pre
 DEFAULT_CHECKPOINT_EVERY = 200
 #: ``train.steps`` when the config does not set it
 DEFAULT_STEPS = 1000
+#: ``train.lr`` when the config names none (the paper's Adam rate)
+DEFAULT_LR = 5e-4
 #: Settings a resumed run may change: the schedule's length and when it saves.
 RESUME_MAY_CHANGE = ("train.steps", "train.checkpoint_every")
 #: Temporary files the trainer writes before moving them into place (a killed run can
@@ -146,10 +148,9 @@ def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
         raise ConfigError(f"region_encoder section: unknown setting(s) {unknown}; known: "
                           f"{list(REGION_ENCODER_KEYS)}")
 
-    return PixelRegions(RegionCNN(out_dim=vis_dim,
-                                  channels=tuple(enc.get("channels", (16, 32, 32))),
-                                  pool_size=int(enc.get("pool_size", 4)),
-                                  strides=tuple(enc.get("strides", (1, 2, 2)))))
+    # the settings the section gives; RegionCNN's own defaults for the others
+    given = {k: tuple(v) if isinstance(v, list) else v for k, v in enc.items()}
+    return PixelRegions(RegionCNN(out_dim=vis_dim, **given))
 
 
 #: Model types a config's ``model.arch`` selects.
@@ -684,7 +685,7 @@ def parameter_groups(model: nn.Module, train_cfg: dict[str, Any]) -> list[dict[s
     """Adam's parameter groups: the UNITER front end's at ``train.front_lr`` (the release's
     ``SOLVER.UNITER_LR``) when set, everything else at ``train.lr``.  Each group's
     ``scale`` is its rate over ``train.lr``; the schedule multiplies it."""
-    lr = float(train_cfg.get("lr", 5e-4))
+    lr = float(train_cfg.get("lr", DEFAULT_LR))
     front_lr = train_cfg.get("front_lr")
     uniter = getattr(model, "uniter", None)
     if front_lr is None or uniter is None:
@@ -698,7 +699,7 @@ def parameter_groups(model: nn.Module, train_cfg: dict[str, Any]) -> list[dict[s
 
 def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
     """The learning rate of step ``t`` (counted from 0) under ``train.lr`` / ``train.lr_decay``."""
-    base = float(train_cfg.get("lr", 5e-4))
+    base = float(train_cfg.get("lr", DEFAULT_LR))
     decay = train_cfg.get("lr_decay", "none") or "none"
     steps = max(1, int(train_cfg.get("steps", DEFAULT_STEPS)))
     if decay == "none":

@@ -114,7 +114,7 @@ class RegionCNN(nn.Module):
             for about half the arithmetic.
     """
 
-    def __init__(self, out_dim: int = 256, channels: tuple[int, int, int] = (32, 64, 64),
+    def __init__(self, out_dim: int = 256, channels: tuple[int, int, int] = (16, 32, 32),
                  pool_size: int = 4, sampling_ratio: int = 2,
                  strides: tuple[int, int, int] = (1, 2, 2)) -> None:
         super().__init__()
