@@ -20,8 +20,9 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(source: str, module: str) -> list[tuple[int, str]]:
-    """``(line, imported module)`` of every import statement, relative ones resolved."""
+def imports(source: str, module: str, package: bool = False) -> list[tuple[int, str]]:
+    """``(line, imported module)`` of every import statement, relative ones resolved
+    (``package``: ``module`` is a package's ``__init__``, so ``.`` is the module itself)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -29,8 +30,10 @@ def imports(source: str, module: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                package = module.split(".")[:-node.level]
-                base = ".".join([*package, base] if base else package)
+                parts = module.split(".")
+                here = parts if package else parts[:-1]
+                anchor = here[:len(here) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
             found.append((node.lineno, base))
     return sorted(found)
 
@@ -60,6 +63,9 @@ def test_the_scanner_finds_each_kind_of_import() -> None:
         (6, "rcrn.cli")]
     assert len(violations("rcrn.engine.trainer", imports(source, "rcrn.engine.trainer"))) == 3
     assert violations("rcrn.cli.commands", imports(source, "rcrn.cli.commands")) == []
+    # in a package's __init__, "." is the package itself
+    assert imports("from . import x\nfrom .. import y\n", "rcrn.cli", package=True) == [
+        (1, "rcrn.cli"), (2, "rcrn")]
     assert violations("benchmarks.vsr", [(3, "rcrn.cli.commands")]) == [
         "benchmarks.vsr:3 (adapter) imports the application layer rcrn.cli.commands"]
     assert violations("benchmarks.vsr", [(3, "rcrn.engine.schema")]) == []
@@ -70,7 +76,8 @@ def test_the_core_imports_no_adapter_and_no_adapter_imports_the_application_laye
     for package in ("rcrn", *ADAPTERS):
         for path in sorted((ROOT / package).rglob("*.py")):
             module = _module(path)
-            bad += violations(module, imports(path.read_text(encoding="utf-8"), module))
+            source = path.read_text(encoding="utf-8")
+            bad += violations(module, imports(source, module, path.name == "__init__.py"))
             seen += 1
     assert seen > 100, seen
     assert not bad, "\n".join(bad)

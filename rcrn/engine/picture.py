@@ -56,8 +56,7 @@ def draw_prediction(problem: GroundingProblem, pred: Prediction, path: str | Pat
                     arrowprops=dict(arrowstyle="->", color="red" if blamed else "0.3"))
         score = (f"\nd={pred.relation_scores[k]:+.2f}" if k < len(pred.relation_scores)
                  else "")
-        gx.text(*rel_pos.get(k, ((x0 + x1) / 2, (y0 + y1) / 2)), r.text + score,
-                ha="center", va="center",
+        gx.text(*rel_pos[k], r.text + score, ha="center", va="center",
                 fontsize=8, bbox=dict(boxstyle="square", fc="mistyrose" if blamed else "white",
                                       ec="red" if blamed else "0.5"))
     for i, e in enumerate(graph.entities):
