@@ -1,4 +1,9 @@
-"""``rcrn parse`` and ``rcrn parse-eval``: language graphs from the command line."""
+"""``rcrn parse`` and ``rcrn parse-eval``: language graphs from the command line.
+
+``parse-eval`` scores a parser on VSR or What'sUp template captions (``--benchmark``,
+``--root``) or, with ``--format factual FILE``, on the human scene graphs of a
+FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 import parsers
 from parsers.base import ParseError
-from parsers.evaluate import evaluate_parser, read_captions
+from parsers.evaluate import evaluate_factual, evaluate_parser, read_captions, read_factual
 from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
 
@@ -88,8 +93,65 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
+    """Score a parser on the scene graphs of a FACTUAL-format CSV."""
+    if args.benchmark:
+        raise CommandError("--benchmark is for template captions; --format factual reads "
+                           "a scene-graph CSV")
+    if args.file and args.root and args.file != args.root:
+        raise CommandError("give the CSV once: as FILE or as --root")
+    path = args.file or args.root
+    if not path:
+        raise CommandError("--format factual needs the scene-graph CSV: rcrn parse-eval "
+                           "--format factual FILE")
+    if args.limit is not None and args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    items = read_factual(path, args.limit)
+    if not items:
+        raise CommandError(f"{path}: no caption row")
+    parser = _load(args.parser, args.option)
+    report = evaluate_factual(parser, items, max(args.errors, 0))
+    report = {"format": "factual", "file": str(path), "parser": args.parser,
+              "options": _options(args.option), **report}
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    att = report["attributes"]
+    rows = [["format", "factual"], ["parser", args.parser],
+            ["captions", str(report["captions"])],
+            ["gold / predicted triples",
+             f"{report['gold_triples']} / {report['predicted_triples']}"],
+            ["triple precision", f"{100 * report['precision']:.2f}%"],
+            ["triple recall", f"{100 * report['recall']:.2f}%"],
+            ["triple F1", f"{100 * report['f1']:.2f}%"],
+            ["exact relation sets", f"{100 * report['exact_set_rate']:.2f}%"],
+            ["attribute precision", f"{100 * att['precision']:.2f}%"],
+            ["attribute recall", f"{100 * att['recall']:.2f}%"],
+            ["attribute F1", f"{100 * att['f1']:.2f}%"],
+            ["parse failures", str(report["parse_failures"])],
+            ["sentences/s", f"{report['sentences_per_second']:.0f}"]]
+    lines = _table(["metric", "value"], rows)
+    if report.get("errors"):
+        lines.append("first mistakes (gold -> predicted):")
+        for e in report["errors"]:
+            gold = "; ".join(" | ".join(t) for t in e["gold"]) or "(none)"
+            pred = "; ".join(" | ".join(t) for t in e["predicted"]) or "(none)"
+            lines.append(f"  {e['source']}: {e['text']!r}: {gold} -> {pred}")
+    print("\n".join(lines))
+    return 0
+
+
 def cmd_parse_eval(args: argparse.Namespace) -> int:
-    """Score a parser on the template captions of VSR or What'sUp."""
+    """Score a parser on the template captions of VSR or What'sUp, or with ``--format
+    factual`` on a FACTUAL-format scene-graph CSV."""
+    if getattr(args, "format", "template") == "factual":
+        return _cmd_parse_eval_factual(args)
+    if getattr(args, "file", None):
+        raise CommandError(f"unexpected FILE {args.file!r}: template captions are read "
+                           f"from --root (FILE is for --format factual)")
+    if not args.benchmark or not args.root:
+        raise CommandError("template captions need --benchmark vsr|whatsup and --root "
+                           "DIR_OR_FILE (or --format factual FILE)")
     gold = read_captions(args.benchmark, args.root)
     if not gold:
         raise CommandError(f"no caption found under {args.root}")
@@ -138,15 +200,33 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_parse)
 
     e = subparsers.add_parser(
-        "parse-eval", help="score a parser on VSR or What'sUp template captions",
+        "parse-eval", help="score a parser on template captions or FACTUAL scene graphs",
         description="Parse every caption of a VSR jsonl file (or folder of split files) or "
                     "of What'sUp Controlled_Images JSON (all caption options) and score the "
                     "graphs against the (subject, relation, object) triple of the caption "
-                    "template: entity, relation and exact-triple accuracy, and speed.",
-        epilog="Example: rcrn parse-eval --benchmark vsr --root data/vsr/splits/random")
-    e.add_argument("--benchmark", required=True, choices=["vsr", "whatsup"])
-    e.add_argument("--root", required=True, metavar="DIR_OR_FILE",
-                   help="a jsonl/JSON file or a folder holding them")
+                    "template: entity, relation and exact-triple accuracy, and speed.  With "
+                    "--format factual, parse the captions of a scene-graph CSV (columns "
+                    "'caption' and 'scene_graph' as '( s , r , o ) , ...') and score "
+                    "relation triples (subject head, lemmatised relation, object head) and "
+                    "attributes separately: micro precision/recall/F1 and exact relation "
+                    "sets.",
+        epilog="Examples: rcrn parse-eval --benchmark vsr --root data/vsr/splits/random\n"
+               "          rcrn parse-eval --format factual data/factual/random/dev.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("file", nargs="?", metavar="FILE",
+                   help="with --format factual: the scene-graph CSV")
+    e.add_argument("--format", default="template", choices=["template", "factual"],
+                   help="template captions (--benchmark, --root) or a FACTUAL scene-graph "
+                        "CSV (default: %(default)s)")
+    e.add_argument("--benchmark", choices=["vsr", "whatsup"],
+                   help="the template-caption benchmark (needed without --format factual)")
+    e.add_argument("--root", metavar="DIR_OR_FILE",
+                   help="a jsonl/JSON file or a folder holding them (template captions)")
+    e.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="with --format factual: score only the first N rows")
+    e.add_argument("--errors", type=int, default=10, metavar="K",
+                   help="with --format factual: list up to K captions whose relation set "
+                        "is wrong (default: %(default)s)")
     e.add_argument("--parser", default=parsers.DEFAULT_PARSER,
                    help=f"parser backend ({names}; default: %(default)s)")
     e.add_argument("--option", action="append", metavar="KEY=VALUE",

@@ -1,4 +1,6 @@
-"""Scoring parsers against the (subject, relation, object) triples of template captions.
+"""Scoring parsers: template captions (VSR, What'sUp) and FACTUAL scene graphs.
+
+**Template captions.**
 
 VSR captions follow ``The SUBJ (is )?REL the OBJ.`` with ``REL`` the record's
 ``relation`` field; What'sUp captions follow ``A SUBJ REL a OBJ`` with ``REL``
@@ -12,14 +14,33 @@ graph can be scored without annotation:
   trailing punctuation;
 * *entity accuracy* averages subject and object correctness, *relation
   accuracy* counts the relation phrase, *triple accuracy* needs all three.
+
+**FACTUAL scene graphs** (:func:`read_factual`, :func:`evaluate_factual`): a CSV with a
+``caption`` column and a ``scene_graph`` column written as ``( s , r , o ) , ( e ) , ...``
+(the layout of the FACTUAL splits of Visual Genome region captions).  Both sides are
+reduced to keys made of the same small rule lemmatiser (:func:`lemma`):
+
+* a relation triple is ``(subject head, relation, object head)``: a head is the last word
+  of the entity phrase (the parser's ``head`` when set), the relation is lemmatised
+  without articles, copulas and negations (:func:`relation_key`: ``is sitting on`` and
+  ``sit on`` agree); gold triples whose relation is only a copula (``( lawn , is , green
+  )``) are attributes, and predicted relations that are empty, a copula or a conjunction
+  are not counted;
+* an attribute is ``(entity head, attribute)``: gold copula triples against the
+  modifiers of the predicted entities, scored separately;
+* ``( e )`` names an entity without relation; it is not scored.
+
+Scores are micro precision, recall and F1 over the sets of each caption, and the rate of
+captions whose relation set is exactly right.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +61,17 @@ __all__ = [
     "evaluate_parser",
     "parse_all",
     "WHATSUP_PREPOSITIONS",
+    "FactualItem",
+    "lemma",
+    "head_key",
+    "relation_key",
+    "attribute_key",
+    "parse_scene_graph",
+    "read_factual",
+    "predicted_triples",
+    "predicted_attributes",
+    "score_sets",
+    "evaluate_factual",
 ]
 
 WHATSUP_PREPOSITIONS = ("to the left of", "to the right of", "in front of", "behind", "on",
@@ -252,4 +284,278 @@ def evaluate_parser(parser: Any, gold: Sequence[GoldTriple]) -> dict[str, Any]:
     out["parse_failures"] = failures
     out["seconds"] = elapsed
     out["sentences_per_second"] = len(texts) / elapsed if elapsed > 0 else float("inf")
+    return out
+
+
+# ------------------------------------------------------------ FACTUAL scene graphs
+Triple = tuple[str, str, str]
+Attribute = tuple[str, str]
+
+_IRREGULAR = {
+    "men": "man", "women": "woman", "people": "person", "persons": "person",
+    "children": "child", "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose",
+    "leaves": "leaf", "knives": "knife", "shelves": "shelf", "wolves": "wolf",
+    "loaves": "loaf", "halves": "half", "calves": "calf", "scarves": "scarf", "wives": "wife",
+    "is": "be", "are": "be", "was": "be", "were": "be", "been": "be", "being": "be", "am": "be",
+    "has": "have", "had": "have", "having": "have", "goes": "go", "does": "do",
+    "made": "make", "worn": "wear", "wore": "wear", "held": "hold", "sat": "sit",
+    "stood": "stand", "hung": "hang", "lying": "lie", "lay": "lie", "laid": "lay",
+    "built": "build", "ridden": "ride", "rode": "ride", "written": "write", "seen": "see",
+    "saw": "see", "ate": "eat", "eaten": "eat", "flying": "fly", "flew": "fly",
+    "grown": "grow", "drawn": "draw", "shown": "show", "caught": "catch", "thrown": "throw",
+    "threw": "throw", "swung": "swing", "spread": "spread", "led": "lead", "fed": "feed",
+}
+_KEEP = frozenset({"across", "glass", "grass", "dress", "bus", "gas", "this", "his", "its",
+                   "us", "as", "cross", "class", "bass", "chess", "moss", "press", "boss",
+                   "less", "plus", "thus", "yes", "lens", "bed", "red", "shed", "sled",
+                   "thing", "ring", "king", "wing", "string", "spring", "sing", "ceiling",
+                   "nothing", "something"})
+_VOWELS = frozenset("aeiouy")
+_COPULA_LEMMAS = frozenset({"be", "do", "get"})
+_ARTICLES = frozenset({"a", "an", "the"})
+_CONJUNCTION_WORDS = frozenset({"and", "or", "but", ",", "&"})
+_GROUP_RE = re.compile(r"\(([^()]*)\)")
+
+
+@dataclass(frozen=True)
+class FactualItem:
+    """A caption and the keys of its human scene graph.
+
+    Attributes:
+        text: the caption.
+        triples: relation triples ``(subject head, relation, object head)``.
+        attributes: ``(entity head, attribute)`` pairs.
+        source: ``file:line``.
+    """
+
+    text: str
+    triples: frozenset[Triple]
+    attributes: frozenset[Attribute]
+    source: str
+
+
+def lemma(word: str) -> str:
+    """A deterministic matching form of ``word``: lowercased, verb suffixes and plural
+    endings removed (``sitting`` -> ``sit``, ``wearing`` -> ``wear``, ``riding`` and
+    ``ride`` -> ``rid``, ``bushes`` -> ``bush``); a final silent ``e`` is dropped so
+    that base forms and inflected forms agree."""
+    w = word.lower().strip(" .,;:!?\"'")
+    if not w:
+        return w
+    if w in _IRREGULAR:
+        w = _IRREGULAR[w]
+    elif w not in _KEEP and w.isalpha():
+        if w.endswith(("ied", "ies")):
+            w = w[:-3] + "y" if len(w) > 4 else w[:-1]
+        elif w.endswith("ing") and len(w) > 5 and _VOWELS & set(w[:-3]):
+            w = _undouble(w[:-3])
+        elif w.endswith("ed") and len(w) > 4 and _VOWELS & set(w[:-2]):
+            w = _undouble(w[:-2])
+        elif w.endswith(("sses", "shes", "ches", "xes", "zes")) and len(w) > 4:
+            w = w[:-2]
+        elif w.endswith("s") and len(w) > 3 and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) > 3 and w.endswith("e") and not w.endswith(("ee", "ie", "ye")):
+        w = w[:-1]
+    return w
+
+
+def _undouble(stem: str) -> str:
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS \
+            and stem[-1] not in "lsz":
+        return stem[:-1]
+    return stem
+
+
+def head_key(phrase: str) -> str:
+    """Lemma of the last word of an entity phrase."""
+    words = phrase.split()
+    return lemma(words[-1]) if words else ""
+
+
+def relation_key(phrase: str) -> str:
+    """Lemmatised relation phrase without articles, copulas and negations; empty for
+    attributes (``is``) and for conjunctions (``and``)."""
+    out = []
+    for word in phrase.split():
+        w = word.lower()
+        if w in _ARTICLES or w in _CONJUNCTION_WORDS or w in ("'s", "’s", "not", "n't"):
+            continue
+        lw = lemma(w)
+        if lw in _COPULA_LEMMAS or not lw:
+            continue
+        out.append(lw)
+    return " ".join(out)
+
+
+def attribute_key(phrase: str) -> str:
+    """Matching form of an attribute phrase: its words lemmatised, joined by spaces."""
+    return " ".join(k for k in (lemma(w) for w in phrase.split()) if k)
+
+
+def parse_scene_graph(scene_graph: str,
+                      where: str = "scene graph") -> tuple[set[Triple], set[Attribute]]:
+    """Relation triples and attributes of a ``( s , r , o ) , ( e ) , ...`` scene graph.
+
+    A group of one element names an entity (not scored); a group of three whose relation
+    is only a copula is an attribute; more than three elements join the middle ones into
+    the relation.
+
+    Raises:
+        DataError: text outside the groups, unbalanced parentheses or a group of two
+            elements or of empty ones; the message starts with ``where``.
+    """
+    triples: set[Triple] = set()
+    attributes: set[Attribute] = set()
+    rest = _GROUP_RE.sub(" ", scene_graph).replace(",", " ").strip()
+    if rest:
+        raise DataError(f"{where}: scene graph has {rest[:40]!r} outside '( s , r , o )' "
+                        f"groups")
+    for body in _GROUP_RE.findall(scene_graph):
+        parts = [p.strip() for p in body.split(",")]
+        if len(parts) == 1 and parts[0]:
+            continue
+        if len(parts) < 3 or not all(parts):
+            raise DataError(f"{where}: scene graph group ({body.strip()}) is neither "
+                            f"'( s , r , o )' nor '( e )'")
+        subj, rel, obj = parts[0], " ".join(parts[1:-1]), parts[-1]
+        s, o, r = head_key(subj), head_key(obj), relation_key(rel)
+        if not r:
+            a = attribute_key(obj)
+            if s and a:
+                attributes.add((s, a))
+        elif s and o:
+            triples.add((s, r, o))
+    return triples, attributes
+
+
+def read_factual(path: str | Path, limit: int | None = None) -> list[FactualItem]:
+    """Captions and scene-graph keys of every row of a FACTUAL-format CSV (the first
+    ``limit`` rows when given).
+
+    Raises:
+        DataError: the file is missing or unreadable, lacks the ``caption`` or
+            ``scene_graph`` column, or a row is malformed (the message names
+            ``file:line``).
+    """
+    path = Path(path)
+    items: list[FactualItem] = []
+    try:
+        fh = open(path, newline="", encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    with fh:
+        reader = csv.DictReader(fh)
+        try:
+            fields = reader.fieldnames or []
+            if "caption" not in fields or "scene_graph" not in fields:
+                raise DataError(f"{path}:1: needs the columns 'caption' and 'scene_graph' "
+                                f"(found {', '.join(fields) or 'none'})")
+            for row in reader:
+                where = f"{path}:{reader.line_num}"
+                caption, graph = row.get("caption"), row.get("scene_graph")
+                if caption is None or graph is None:
+                    raise DataError(f"{where}: row has fewer fields than the header")
+                triples, attributes = parse_scene_graph(graph, where)
+                items.append(FactualItem(caption, frozenset(triples), frozenset(attributes),
+                                         where))
+                if limit is not None and len(items) >= limit:
+                    break
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except csv.Error as exc:
+            raise DataError(f"{path}:{reader.line_num}: not valid CSV ({exc})") from exc
+    return items
+
+
+def predicted_triples(graph: LanguageGraph) -> set[Triple]:
+    """Relation triples of a parser's graph (relations without a relation key left out)."""
+    out: set[Triple] = set()
+    for rel in graph.relations:
+        r = relation_key(rel.text)
+        if not r:
+            continue
+        subj, obj = graph.entities[rel.subject], graph.entities[rel.object]
+        s = head_key(subj.head or subj.text)
+        o = head_key(obj.head or obj.text)
+        if s and o:
+            out.add((s, r, o))
+    return out
+
+
+def predicted_attributes(graph: LanguageGraph) -> set[Attribute]:
+    """``(entity head, modifier)`` pairs of a parser's graph."""
+    out: set[Attribute] = set()
+    for e in graph.entities:
+        h = head_key(e.head or e.text)
+        for m in e.modifiers:
+            a = attribute_key(m)
+            if h and a:
+                out.add((h, a))
+    return out
+
+
+def score_sets(predicted: Iterable[set | frozenset],
+               gold: Iterable[set | frozenset]) -> dict[str, Any]:
+    """Micro precision, recall and F1 of per-caption sets and the rate of exact sets.
+
+    Returns:
+        ``captions``, ``gold``, ``predicted``, ``true_positives``, ``precision``,
+        ``recall``, ``f1`` and ``exact_set_rate``.
+    """
+    tp = n_pred = n_gold = exact = n = 0
+    for p, g in zip(predicted, gold):
+        n += 1
+        tp += len(p & g)
+        n_pred += len(p)
+        n_gold += len(g)
+        exact += p == g
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"captions": n, "gold": n_gold, "predicted": n_pred, "true_positives": tp,
+            "precision": precision, "recall": recall, "f1": f1,
+            "exact_set_rate": exact / n if n else 0.0}
+
+
+def evaluate_factual(parser: Any, items: Sequence[FactualItem],
+                     max_errors: int = 0) -> dict[str, Any]:
+    """Parse every caption of ``items`` with ``parser`` and score relations and attributes.
+
+    Captions the parser rejects with :class:`~parsers.base.ParseError` count as empty
+    graphs (``parse_failures`` counts them).
+
+    Returns:
+        the relation scores of :func:`score_sets` (``captions``, ``gold_triples``,
+        ``predicted_triples``, ``true_positives``, ``precision``, ``recall``, ``f1``,
+        ``exact_set_rate``), ``attributes`` (the same for attributes), ``parse_failures``,
+        ``seconds``, ``sentences_per_second`` and, with ``max_errors``, ``errors``: up to
+        that many captions whose relation set is wrong, with gold and predicted triples.
+    """
+    texts = [it.text for it in items]
+    t0 = time.perf_counter()
+    graphs, failures = parse_all(parser, texts)
+    elapsed = time.perf_counter() - t0
+    preds = [predicted_triples(g) if g is not None else set() for g in graphs]
+    pred_attrs = [predicted_attributes(g) if g is not None else set() for g in graphs]
+    rel = score_sets(preds, [it.triples for it in items])
+    out: dict[str, Any] = {
+        "captions": rel["captions"], "gold_triples": rel["gold"],
+        "predicted_triples": rel["predicted"], "true_positives": rel["true_positives"],
+        "precision": rel["precision"], "recall": rel["recall"], "f1": rel["f1"],
+        "exact_set_rate": rel["exact_set_rate"],
+        "attributes": score_sets(pred_attrs, [it.attributes for it in items]),
+        "parse_failures": failures, "seconds": elapsed,
+        "sentences_per_second": len(texts) / elapsed if elapsed > 0 else float("inf"),
+    }
+    if max_errors:
+        errors = []
+        for it, p in zip(items, preds):
+            if len(errors) >= max_errors:
+                break
+            if p != it.triples:
+                errors.append({"source": it.source, "text": it.text,
+                               "gold": sorted(map(list, it.triples)),
+                               "predicted": sorted(map(list, p))})
+        out["errors"] = errors
     return out

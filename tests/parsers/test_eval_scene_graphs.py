@@ -1,12 +1,21 @@
-"""The scene-graph triple evaluation script on a tiny CSV."""
+"""FACTUAL scene-graph scoring: :mod:`parsers.evaluate`, ``rcrn parse-eval --format
+factual`` and the ``scripts/eval_scene_graphs.py`` wrapper, on tiny CSVs."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
+import pytest
+
 import parsers
+from parsers import cli
+from parsers import evaluate as ev
+from parsers.evaluate import DataError
+from rcrn.errors import RcrnError
 
 _PATH = Path(__file__).resolve().parents[2] / "scripts" / "eval_scene_graphs.py"
 _spec = importlib.util.spec_from_file_location("eval_scene_graphs", _PATH)
@@ -22,46 +31,140 @@ CSV = (
 )
 
 
+def _write(tmp_path: Path, text: str, name: str = "sg.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="rcrn")
+    sub = ap.add_subparsers(dest="command")
+    cli.register(sub)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except RcrnError as exc:
+        print(f"rcrn {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
 def test_lemma_is_symmetric_for_inflections():
-    assert esg.lemma("sitting") == esg.lemma("sit") == "sit"
-    assert esg.lemma("wearing") == "wear"
-    assert esg.lemma("riding") == esg.lemma("ride")
-    assert esg.lemma("bushes") == "bush"
-    assert esg.lemma("people") == esg.lemma("person")
-    assert esg.relation_key("is sitting on") == esg.relation_key("sit on") == "sit on"
-    assert esg.relation_key("is") == ""
+    assert ev.lemma("sitting") == ev.lemma("sit") == "sit"
+    assert ev.lemma("wearing") == "wear"
+    assert ev.lemma("riding") == ev.lemma("ride")
+    assert ev.lemma("bushes") == "bush"
+    assert ev.lemma("people") == ev.lemma("person")
+    assert ev.relation_key("is sitting on") == ev.relation_key("sit on") == "sit on"
+    assert ev.relation_key("is") == ""
+    assert ev.relation_key("is not holding") == ev.relation_key("holds")
 
 
-def test_gold_triples_leave_attributes_out():
-    gold = esg.gold_triples("( stove , is , white ) , ( stove , in , kitchen )")
-    assert gold == {(esg.lemma("stove"), "in", "kitchen")}
+def test_scene_graph_keys_separate_attributes_and_entities():
+    triples, attrs = ev.parse_scene_graph(
+        "( stove , is , white ) , ( stove , in , kitchen ) , ( oven ) , "
+        "( chairs , are , dark brown )")
+    assert triples == {(ev.lemma("stove"), "in", "kitchen")}
+    assert attrs == {(ev.lemma("stove"), ev.attribute_key("white")),
+                     ("chair", ev.attribute_key("dark brown"))}
+    assert ev.parse_scene_graph("") == (set(), set())
 
 
-def test_rule_parser_scores_tiny_csv(tmp_path, capsys):
-    path = tmp_path / "sg.csv"
-    path.write_text(CSV, encoding="utf-8")
-    rows = esg.read_csv(path)
-    assert len(rows) == 4
-    result = esg.evaluate(parsers.load("rule"), rows, max_errors=5)
-    assert result["captions"] == 4
-    assert result["gold_triples"] == 3
-    assert 0.0 <= result["precision"] <= 1.0 and 0.0 <= result["f1"] <= 1.0
-    assert result["exact_set_rate"] == 1.0
+@pytest.mark.parametrize("graph, what", [
+    ("( man , wear )", "neither"),
+    ("( man , , hat )", "neither"),
+    ("( man , wear , hat", "outside"),
+    ("man wear hat", "outside"),
+])
+def test_malformed_scene_graphs_name_the_place(graph, what):
+    with pytest.raises(DataError, match=rf"^f\.csv:7: .*{what}"):
+        ev.parse_scene_graph(graph, "f.csv:7")
+
+
+def test_read_factual_names_file_and_line_of_a_bad_row(tmp_path):
+    path = _write(tmp_path, CSV + '5,5,a dog,"( dog , chases )"\n')
+    with pytest.raises(DataError, match=r"sg\.csv:6: .*\( ?dog , chases ?\)"):
+        ev.read_factual(path)
+    # a caption spanning two physical lines: the error names the line the row ends on
+    path = _write(tmp_path, CSV + '5,5,"a dog\nrunning","( dog , run )"\n')
+    with pytest.raises(DataError, match=r"sg\.csv:7: "):
+        ev.read_factual(path)
+    with pytest.raises(DataError, match=r"bad\.csv:1: needs the columns"):
+        ev.read_factual(_write(tmp_path, "a,b\n1,2\n", "bad.csv"))
+    with pytest.raises(DataError, match="cannot read"):
+        ev.read_factual(tmp_path / "missing.csv")
+    assert [it.source for it in ev.read_factual(_write(tmp_path, CSV), limit=2)] == [
+        f"{tmp_path / 'sg.csv'}:2", f"{tmp_path / 'sg.csv'}:3"]
+
+
+def test_score_sets_is_micro_and_counts_exact_sets():
+    out = ev.score_sets([{1, 2}, set(), {3}], [{1}, set(), {4}])
+    assert out["true_positives"] == 1 and out["predicted"] == 3 and out["gold"] == 2
+    assert out["precision"] == pytest.approx(1 / 3) and out["recall"] == 0.5
+    assert out["f1"] == pytest.approx(0.4) and out["exact_set_rate"] == pytest.approx(1 / 3)
+
+
+def test_rule_parser_scores_tiny_csv(tmp_path):
+    items = ev.read_factual(_write(tmp_path, CSV))
+    assert len(items) == 4
+    result = ev.evaluate_factual(parsers.load("rule"), items, max_errors=5)
+    assert result["captions"] == 4 and result["gold_triples"] == 3
+    assert result["f1"] == 1.0 and result["exact_set_rate"] == 1.0
+    assert result["errors"] == []
+    att = result["attributes"]
+    assert att["gold"] == 2 and att["true_positives"] == 2 and att["f1"] == 1.0
+    assert result["sentences_per_second"] > 0
+
+
+def test_mistakes_are_listed_with_their_line(tmp_path):
+    path = _write(tmp_path, CSV + '5,5,a cat under a bed,"( cat , on , bed )"\n')
+    result = ev.evaluate_factual(parsers.load("rule"), ev.read_factual(path), max_errors=3)
+    assert result["errors"] == [{"source": f"{path}:6", "text": "a cat under a bed",
+                                 "gold": [["cat", "on", "bed"]],
+                                 "predicted": [["cat", "under", "bed"]]}]
+    assert result["precision"] == pytest.approx(3 / 4)
+
+
+def test_parse_eval_format_factual_table_and_json(tmp_path, capsys):
+    path = _write(tmp_path, CSV)
+    assert run(["parse-eval", "--format", "factual", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "triple F1                 100.00%" in out and "captions                  4" in out
+    assert "attribute F1" in out
+    assert run(["parse-eval", "--format", "factual", str(path), "--json", "--limit", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["format"] == "factual" and report["captions"] == 2
+    assert report["gold_triples"] == 2 and report["f1"] == 1.0
+
+
+def test_parse_eval_format_factual_errors(tmp_path, capsys):
+    assert run(["parse-eval", "--format", "factual"]) == 2
+    assert "needs the scene-graph CSV" in capsys.readouterr().err
+    bad = _write(tmp_path, 'caption,scene_graph\nA dog,"( dog , chases )"\n', "bad.csv")
+    assert run(["parse-eval", "--format", "factual", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2:" in err and len(err.strip().splitlines()) == 1
+    assert run(["parse-eval", "--format", "factual", str(bad), "--benchmark", "vsr"]) == 2
+    assert "--benchmark is for template captions" in capsys.readouterr().err
+    assert run(["parse-eval", str(bad)]) == 2
+    assert "FILE is for --format factual" in capsys.readouterr().err
+    assert run(["parse-eval"]) == 2
+    assert "need --benchmark" in capsys.readouterr().err
+
+
+def test_script_wraps_the_factual_scorer(tmp_path, capsys):
+    path = _write(tmp_path, CSV)
     assert esg.main([str(path), "--parser", "rule"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["f1"] == 1.0 and printed["sentences_per_second"] > 0
-
-
-def test_missing_columns_are_reported(tmp_path):
-    path = tmp_path / "bad.csv"
-    path.write_text("a,b\n1,2\n", encoding="utf-8")
-    assert esg.main([str(path)]) == 2
+    assert esg.main([str(_write(tmp_path, "a,b\n1,2\n", "bad.csv"))]) == 2
+    assert "bad.csv:1: needs the columns" in capsys.readouterr().err
 
 
 def test_parser_options_reach_the_backend(tmp_path, capsys):
-    path = tmp_path / "sg.csv"
-    path.write_text(CSV, encoding="utf-8")
+    path = _write(tmp_path, CSV)
     assert esg.main([str(path), "--parser", "rule", "--option", "colour=red"]) == 2
     assert "does not accept the options ['colour']" in capsys.readouterr().err
     assert esg.main([str(path), "--option", "model"]) == 2
-    assert "'model' is not KEY=VALUE" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'model'" in err and "KEY=VALUE" in err
