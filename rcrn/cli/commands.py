@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import benchmarks  # noqa: F401  (registers every benchmark's data keys with the config schema)
+from rcrn.engine import schema
 from rcrn.errors import CommandError
 
 DEFAULT_CONFIG = "synthetic.yaml"
@@ -35,21 +37,18 @@ def synthetic_benchmark(config: dict[str, Any], split: str, subset: str | None =
                         progress: bool = True) -> Any:
     """The synthetic split of ``config['data']``, generated when absent, parsed and detected."""
     import parsers
-    from benchmarks.synthetic import GeneratorConfig, SyntheticBenchmark, ensure_dataset
+    from benchmarks.synthetic import SyntheticBenchmark, ensure_dataset
     from detectors.components import ComponentsDetector
 
-    data = config.get("data", {})
-    root = ensure_dataset(data.get("root", "data/synthetic"),
-                          scenes=int(data.get("scenes", 500)),
-                          seed=int(data.get("seed", config.get("seed", 0))),
-                          per_scene=int(data.get("per_scene", GeneratorConfig.per_scene)),
-                          progress=progress)
-    parser = parsers.load(data.get("parser", "rule"))
-    detector = (ComponentsDetector() if data.get("detector", "components") == "components"
-                else None)
+    data = schema.section(config, "data")
+    root = ensure_dataset(data.root, scenes=data.scenes,
+                          seed=schema.seed(config) if data.seed is None else data.seed,
+                          per_scene=data.per_scene, progress=progress)
+    parser = parsers.load(data.parser)
+    detector = ComponentsDetector() if data.detector == "components" else None
     try:
         return SyntheticBenchmark(root, split, train_subset=subset, parser=parser.parse,
-                                  detector=detector, length=data.get("length", "words"))
+                                  detector=detector, length=data.length)
     except ValueError as exc:  # an unknown split, subset or length
         raise CommandError(f"synthetic {split}: {exc}") from exc
 
@@ -62,17 +61,14 @@ def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None
     from benchmarks.base import DataError
     from benchmarks.gitm_mr import GITMMRBenchmark
 
-    data = config.get("data", {})
-    root = data.get("root")
-    if not root:
+    data = schema.section(config, "data")
+    if not data.root:
         raise CommandError("gitm_mr: no data root; set data.root (or --root)")
-    parser = parsers.load(data["parser"]) if data.get("parser") else None
-    threshold = data.get("threshold")
+    parser = parsers.load(data.parser) if data.parser else None
     try:
-        return GITMMRBenchmark(root, split, subset=subset, parser=parser,
-                               proposals=data.get("proposals"),
-                               threshold=int(threshold) if threshold is not None else None,
-                               rules=data.get("rules", "official"))
+        return GITMMRBenchmark(data.root, split, subset=subset, parser=parser,
+                               proposals=data.proposals, threshold=data.threshold,
+                               rules=data.rules)
     except (DataError, ValueError) as exc:
         raise CommandError(f"gitm_mr {split}: {exc}") from exc
 
@@ -105,8 +101,8 @@ def _benchmark_table(metrics: dict[str, Any], title: str, out: Path) -> str:
     return table
 
 
-def _load_run(benchmark: str, data: dict[str, Any], root: Any, split: Any, proposals: Any,
-              pixels: bool) -> Any:
+def _load_run(benchmark: str, data: Mapping[str, Any], root: Any, split: Any,
+              proposals: Any, pixels: bool) -> Any:
     from rcrn.cli.benchmark_runs import load_run
 
     if not root:
@@ -180,16 +176,13 @@ def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: 
     from rcrn.cli.benchmark_runs import write_predictions
     from rcrn.engine.trainer import Trainer
 
-    data = config.get("data", {})
+    data = schema.section(config, "data")
     pixels = bool(config.get("region_encoder"))
-    default_split = "random/train" if benchmark == "vsr" else None
-    train = _load_run(benchmark, data, data.get("root"), data.get("split", default_split),
-                      data.get("proposals"), pixels)
+    train = _load_run(benchmark, data, data.root, data.split, data.proposals, pixels)
     val = None
-    if data.get("eval_split"):
-        val = _load_run(benchmark, data, data.get("root"), data["eval_split"],
-                        data.get("proposals"), pixels)
-    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    if data.eval_split:
+        val = _load_run(benchmark, data, data.root, data.eval_split, data.proposals, pixels)
+    eval_bs = schema.section(config, "eval").batch_size
     last: dict[str, Any] = {}
 
     def evaluate(model: Any, vocab: Any) -> dict[str, Any]:
@@ -220,15 +213,15 @@ def _evaluate_benchmark(args: argparse.Namespace, model: Any, vocab: Any,
     """``rcrn evaluate`` on VSR or What'sUp: official metrics of the match probabilities."""
     from rcrn.cli.benchmark_runs import parse_proposals, write_predictions
 
-    data = dict(config.get("data", {}))
-    same = data.get("benchmark") == args.benchmark
+    data = schema.section(config, "data")
+    same = data.benchmark == args.benchmark
     root = args.root or (data.get("root") if same else None)
     split = args.split or (data.get("eval_split") if same else None)
     proposals = (parse_proposals(args.proposals) if args.proposals
                  else data.get("proposals") if same else None)
     run = _load_run(args.benchmark, data, root, split, proposals,
                     model.region_encoder is not None)
-    preds = _predict_run(model, vocab, run, int(config.get("eval", {}).get("batch_size", 128)),
+    preds = _predict_run(model, vocab, run, schema.section(config, "eval").batch_size,
                          progress=True)
     try:
         metrics = run.evaluate(preds)
@@ -251,11 +244,11 @@ def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
     from rcrn.engine import distributed
     from rcrn.engine.trainer import Trainer
 
-    data = config.get("data", {})
+    data = schema.section(config, "data")
     if config.get("region_encoder"):
         raise CommandError("gitm_mr trains on the release's region features: remove the "
                            "region_encoder section (e.g. use rcrn/configs/gitm_mr.yaml)")
-    bench = gitm_benchmark(config, "train", data.get("train_subset"))
+    bench = gitm_benchmark(config, "train", data.train_subset)
     train = list(bench.problems())
     if not train:
         raise CommandError(f"gitm_mr train ({bench.subset or 'all'}): no pairs")
@@ -273,9 +266,9 @@ def _train_gitm(config: dict[str, Any], out: Path, resume: bool) -> int:
     elif model.setdefault("vis_dim", dim) != dim:
         raise CommandError(f"model.vis_dim is {model['vis_dim']} but the release's region "
                            f"features have {dim} values; set model.vis_dim={dim}")
-    eval_split = data.get("eval_split", "val")
+    eval_split = data.eval_split
     val = gitm_benchmark(config, eval_split) if eval_split else None
-    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    eval_bs = schema.section(config, "eval").batch_size
     trainer = Trainer(config, train, out, evaluate=None if val is None else
                       (lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0]))
     main = distributed.is_main()
@@ -323,11 +316,11 @@ def _train(args: argparse.Namespace) -> int:
         args.overrides.insert(0, f"data.train_subset={args.train_split}")
     config = check_config(load_config(args.config or default_config_path(args.benchmark),
                                       args.overrides))
-    train_cfg = config.get("train", {})
+    train = schema.section(config, "train")
     # every rank looks at --out before any joins the process group (and rank 0 writes)
     check_run_folder(Path(args.out), args.resume, args.overwrite)
     # under torchrun: join the process group before the data is made (rank 0 first)
-    distributed.init(resolve_device(train_cfg.get("device", "cpu")), train_cfg.get("backend"))
+    distributed.init(resolve_device(train.device), train.backend)
     try:
         return _train_run(config, Path(args.out), args.resume)
     finally:
@@ -338,8 +331,8 @@ def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
     from rcrn.engine import distributed
     from rcrn.engine.trainer import Trainer
 
-    data = config.get("data", {})
-    benchmark = benchmark_name(data.get("benchmark", "synthetic"))
+    data = schema.section(config, "data")
+    benchmark = benchmark_name(data.benchmark)
     if benchmark in RUN_BENCHMARKS:
         return _train_benchmark(config, benchmark, out, resume)
     if benchmark == "gitm_mr":
@@ -350,10 +343,10 @@ def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
                            "train others from Python with rcrn.engine.trainer.Trainer")
     main = distributed.is_main()
     with distributed.main_first():  # rank 0 generates the dataset when it is absent
-        train = list(synthetic_benchmark(config, "train", data.get("train_subset"),
+        train = list(synthetic_benchmark(config, "train", data.train_subset,
                                          progress=main).problems())
         val = synthetic_benchmark(config, "val", progress=main)
-    eval_bs = int(config.get("eval", {}).get("batch_size", 128))
+    eval_bs = schema.section(config, "eval").batch_size
     trainer = Trainer(config, train, out,
                       evaluate=lambda m, v: evaluate_benchmark(m, v, val, eval_bs)[0])
     resume_run(trainer, out, resume)
@@ -434,9 +427,9 @@ def _demo(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_run_folder(out, args.resume, args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
-    data = config.get("data", {})
-    print(f"[1/4] data: {data.get('root')} (generated if absent)")
-    train = list(synthetic_benchmark(config, "train", data.get("train_subset")).problems())
+    data = schema.section(config, "data")
+    print(f"[1/4] data: {data.root} (generated if absent)")
+    train = list(synthetic_benchmark(config, "train", data.train_subset).problems())
     test = synthetic_benchmark(config, "test")
     trainer = Trainer(config, train, out)
     print(f"[2/4] training on {len(train)} short-expression problems ({trainer.steps} steps)")
@@ -444,8 +437,8 @@ def _demo(args: argparse.Namespace) -> int:
     trainer.fit()
     print(f"[3/4] evaluating on {len(test)} test problems")
     metrics, problems, preds = evaluate_benchmark(trainer.model, trainer.vocab, test,
-                                                  int(config.get("eval", {}).get(
-                                                      "batch_size", 128)), progress=True)
+                                                  schema.section(config, "eval").batch_size,
+                                                  progress=True)
     table = _write_metrics(out, metrics, "RCRN on synthetic / test (trained on short expressions)")
     from rcrn.engine.picture import draw_prediction
 

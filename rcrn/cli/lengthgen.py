@@ -56,6 +56,7 @@ from typing import Any
 import yaml
 
 import benchmarks  # noqa: F401  (registers every benchmark's data keys with the config schema)
+from rcrn.engine import schema
 from rcrn.engine.config import (
     ConfigError,
     apply_overrides,
@@ -260,7 +261,7 @@ def load_experiment(source: str | Path | dict[str, Any],
     base = apply_overrides(merge(base_file, section), train_over)
     _check_sections("command-line overrides", base, base_file)
     check_config(base)
-    benchmark = (base.get("data") or {}).get("benchmark", "synthetic")
+    benchmark = schema.section(base, "data").benchmark
     if benchmark != "synthetic":
         raise ConfigError(f"{name}: length-generalisation experiments run on the synthetic "
                           f"benchmark, but data.benchmark is {benchmark!r}")
@@ -334,7 +335,7 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
         cfg = merge(cfg, entry)
     spec = exp.subsets[subset]
     data = cfg.setdefault("data", {})
-    data.setdefault("seed", int(exp.base.get("seed", 0)))
+    data.setdefault("seed", schema.seed(exp.base))
     data["train_subset"] = spec["train_subset"]
     data["length"] = spec["length"]
     cfg["seed"] = int(seed)
@@ -395,7 +396,7 @@ class _Data:
 
     @staticmethod
     def _key(cfg: dict[str, Any]) -> str:
-        data = {k: v for k, v in (cfg.get("data") or {}).items()
+        data = {k: v for k, v in schema.section(cfg, "data").items()
                 if k not in ("train_subset", "length")}
         return json.dumps(data, sort_keys=True, default=str)
 
@@ -611,7 +612,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     with_images = getattr(trainer, "with_images",
                           getattr(trainer.model, "region_encoder", None) is not None)
     preds = predict(trainer.model, test, trainer.vocab,
-                    batch_size=int((cfg.get("eval") or {}).get("batch_size", 128)),
+                    batch_size=schema.section(cfg, "eval").batch_size,
                     with_images=with_images)
     write_predictions(run_dir / "predictions.jsonl", preds)
     metrics = evaluate_predictions(test, preds, thresholds, spec["length"], exp.word_bin)
@@ -754,7 +755,7 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
             if state == "changed":
                 say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
             cfg = run_config(exp, *run)
-            say(f"{head}: training ({cfg.get('train', {}).get('steps', '?')} steps)")
+            say(f"{head}: training ({schema.section(cfg, 'train').steps} steps)")
             result = _train_run(exp, out, *run, key, data, progress, say)
             say(f"{head}: {result['train_size']} training problems, "
                 f"{result['wall_time_s']:.0f} s; "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,17 +308,17 @@ def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, loss: to
 
 
 def training_step(model: nn.Module, loss_fn: Callable[[Any, Any], dict[str, torch.Tensor]],
-                  loss_cfg: Any, info: DistInfo, train_cfg: dict[str, Any]) -> nn.Module:
+                  loss_cfg: Any, info: DistInfo, train: Mapping[str, Any]) -> nn.Module:
     """The Trainer's :class:`TrainStep` with the ``train`` options applied.
 
-    ``train.amp`` (autocast dtype), DDP when distributed
-    (``train.find_unused_parameters``, default true), then ``torch.compile`` when
-    ``train.compile`` is set.  ``model`` itself stays unwrapped (checkpoints,
-    evaluation).
+    ``train`` is the filled section (``rcrn.engine.schema.section``): ``train.amp``
+    (autocast dtype), DDP when distributed (``train.find_unused_parameters``), then
+    ``torch.compile`` when ``train.compile`` is set.  ``model`` itself stays unwrapped
+    (checkpoints, evaluation).
     """
-    step: nn.Module = TrainStep(model, loss_fn, loss_cfg, amp_dtype(train_cfg.get("amp")))
-    step = wrap_model(step, info, bool(train_cfg.get("find_unused_parameters", True)))
-    backend = compile_backend(train_cfg.get("compile"))
+    step: nn.Module = TrainStep(model, loss_fn, loss_cfg, amp_dtype(train["amp"]))
+    step = wrap_model(step, info, bool(train["find_unused_parameters"]))
+    backend = compile_backend(train["compile"])
     if backend:
         step = torch.compile(step, backend=backend)
     return step

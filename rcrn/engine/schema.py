@@ -22,13 +22,19 @@ The sections (:data:`SECTIONS`):
   with the ranges of :data:`MODEL_RANGES`; the choices and the rules that tie fields
   together are ``RCRNConfig.validate``'s.
 
-``rcrn.engine.schema.describe()`` lists every key with its type and use.
+Every setting carries its default, written once in these tables (the ``data`` keys in
+each benchmark's table; ``loss`` and ``region_encoder`` take ``LossConfig``'s and
+``RegionCNN``'s): the code reads a section with :func:`section`, which fills the keys a
+config leaves out, instead of ``.get(key, default)``.
+``rcrn.engine.schema.describe()`` lists every key with its type, default and use.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
+import inspect
 import math
 import re
 import typing
@@ -37,9 +43,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rcrn.engine.config import ConfigError
+from rcrn.losses import LossConfig
+from rcrn.models.region_cnn import RegionCNN
 
 __all__ = ["Setting", "SECTIONS", "DATA", "MODEL_RANGES", "register_data", "check_config",
-           "describe", "Int", "Float", "Bool", "Text", "Choice", "Custom", "UINT32"]
+           "describe", "Section", "section", "seed", "Int", "Float", "Bool", "Text", "Choice",
+           "Custom", "UINT32"]
 
 UINT32 = 2 ** 32 - 1
 #: a number YAML 1.1 reads as text (no dot before the exponent: ``1e-3``, ``5E4``)
@@ -77,6 +86,7 @@ class Setting:
     allowed_text: str | Callable[[], str]
     doc: str
     check: Callable[[Any], Any]
+    default: Any = None
 
     @property
     def allowed(self) -> str:
@@ -95,13 +105,13 @@ class Setting:
 
 
 def _setting(allowed: str | Callable[[], str], doc: str, check: Callable[[Any], Any],
-             null: bool) -> Setting:
+             null: bool, default: Any = None) -> Setting:
     if null:
         inner = check
         check = lambda v: None if v is None else inner(v)  # noqa: E731
         allowed = (f"{allowed} or null" if isinstance(allowed, str)
                    else (lambda a=allowed: f"{a()} or null"))
-    return Setting(allowed, doc, check)
+    return Setting(allowed, doc, check, default)
 
 
 def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
@@ -124,8 +134,8 @@ def _in_range(value: float, lo: float | None, hi: float | None, lo_open: bool,
         raise ValueError("")
 
 
-def Int(doc: str, lo: int | None = None, hi: int | None = None, null: bool = False
-        ) -> Setting:
+def Int(doc: str, lo: int | None = None, hi: int | None = None, null: bool = False,
+        default: Any = None) -> Setting:
     """An integer (not a bool, not ``2.0``) in ``[lo, hi]``."""
     bounds = _range_text(lo, hi, False, False)
     allowed = f"an integer {bounds}" if bounds else "an integer"
@@ -138,7 +148,7 @@ def Int(doc: str, lo: int | None = None, hi: int | None = None, null: bool = Fal
         _in_range(v, lo, hi, False, False)
         return v
 
-    return _setting(allowed, doc, check, null)
+    return _setting(allowed, doc, check, null, default)
 
 
 def _number(v: Any) -> float:
@@ -152,7 +162,7 @@ def _number(v: Any) -> float:
 
 
 def Float(doc: str, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
-          hi_open: bool = False, null: bool = False) -> Setting:
+          hi_open: bool = False, null: bool = False, default: Any = None) -> Setting:
     """A finite number (an integer is one too) in the range given."""
     bounds = _range_text(lo, hi, lo_open, hi_open)
     allowed = f"a number {bounds}" if bounds else "a finite number"
@@ -162,29 +172,31 @@ def Float(doc: str, lo: float | None = None, hi: float | None = None, lo_open: b
         _in_range(v, lo, hi, lo_open, hi_open)
         return v
 
-    return _setting(allowed, doc, check, null)
+    return _setting(allowed, doc, check, null, default)
 
 
-def Bool(doc: str, null: bool = False) -> Setting:
+def Bool(doc: str, null: bool = False, default: Any = None) -> Setting:
     def check(v: Any) -> Any:
         if not isinstance(v, bool):
             raise ValueError("")
         return v
 
-    return _setting("true or false", doc, check, null)
+    return _setting("true or false", doc, check, null, default)
 
 
-def Text(doc: str, null: bool = False, what: str = "a non-empty text") -> Setting:
+def Text(doc: str, null: bool = False, what: str = "a non-empty text", default: Any = None
+         ) -> Setting:
     def check(v: Any) -> Any:
         if not isinstance(v, str) or not v.strip():
             raise ValueError("")
         return v
 
-    return _setting(what, doc, check, null)
+    return _setting(what, doc, check, null, default)
 
 
 def Choice(doc: str, choices: tuple[str, ...] | Callable[[], tuple[str, ...]],
-           null: bool = False, canonical: Callable[[str], str] | None = None) -> Setting:
+           null: bool = False, canonical: Callable[[str], str] | None = None,
+           default: Any = None) -> Setting:
     """One of ``choices`` (a tuple, or a function giving it when the check runs)."""
     names = choices if callable(choices) else (lambda: choices)
 
@@ -194,12 +206,12 @@ def Choice(doc: str, choices: tuple[str, ...] | Callable[[], tuple[str, ...]],
             raise ValueError("")
         return v
 
-    return _setting(lambda: f"one of {list(names())}", doc, check, null)
+    return _setting(lambda: f"one of {list(names())}", doc, check, null, default)
 
 
-def Custom(doc: str, allowed: str, check: Callable[[Any], Any], null: bool = False
-           ) -> Setting:
-    return _setting(allowed, doc, check, null)
+def Custom(doc: str, allowed: str, check: Callable[[Any], Any], null: bool = False,
+           default: Any = None) -> Setting:
+    return _setting(allowed, doc, check, null, default)
 
 
 def _int_list(n: int, lo: int) -> Callable[[Any], Any]:
@@ -275,43 +287,58 @@ def _glove(v: Any) -> Any:
 
 # ------------------------------------------------------------------ the tables
 TRAIN: dict[str, Setting] = {
-    "steps": Int("optimisation steps of the run", lo=1),
-    "batch_size": Int("problems per step (the global batch under torchrun)", lo=1),
-    "lr": Float("Adam's learning rate", lo=0, lo_open=True),
+    "steps": Int("optimisation steps of the run", lo=1, default=1000),
+    "batch_size": Int("problems per step (the global batch under torchrun)", lo=1,
+                      default=64),
+    "lr": Float("Adam's learning rate", lo=0, lo_open=True, default=5e-4),
     "front_lr": Float("learning rate of the UNITER front end's parameters (the release's "
                       "SOLVER.UNITER_LR; null: train.lr)", lo=0, lo_open=True, null=True),
     "lr_decay": Choice("learning-rate schedule over train.steps", ("none", "cosine"),
-                       null=True),
-    "log_every": Int("steps between lines of metrics.jsonl", lo=1),
+                       null=True, default="none"),
+    "log_every": Int("steps between lines of metrics.jsonl", lo=1, default=50),
     "eval_every": Int("steps between evaluations during training (0: only at the end)",
-                      lo=0),
+                      lo=0, default=0),
     "checkpoint_every": Int("steps between checkpoints written during training (0: only "
-                            "at the end)", lo=0),
-    "grad_clip": Float("gradient-norm clipping", lo=0, lo_open=True),
-    "match_warmup": Int("first steps trained on grounding alone (match weight 0)", lo=0),
-    "num_workers": Int("DataLoader worker processes", lo=0),
+                            "at the end)", lo=0, default=200),
+    "grad_clip": Float("gradient-norm clipping", lo=0, lo_open=True, default=10.0),
+    "match_warmup": Int("first steps trained on grounding alone (match weight 0)", lo=0,
+                        default=0),
+    "num_workers": Int("DataLoader worker processes", lo=0, default=0),
     "group_by": Text("a problem meta key whose items are batched together (e.g. "
                      "image_path)", null=True, what="a meta key (e.g. image_path)"),
     "device": Custom("where to train", "cpu, cuda, cuda:N, mps or auto (available here)",
-                     _device),
+                     _device, default="cpu"),
     "backend": Choice("torch.distributed backend under torchrun (default gloo on CPU, "
                       "nccl on CUDA)", ("gloo", "nccl", "mpi", "ucc"), null=True),
     "amp": Custom("autocast dtype of the forward", "off (or null) or bf16", _amp),
     "compile": Custom("torch.compile the training step", "true, false (or null) or a "
                       "torch.compile backend name", _compile),
-    "find_unused_parameters": Bool("DistributedDataParallel's find_unused_parameters"),
+    "find_unused_parameters": Bool("DistributedDataParallel's find_unused_parameters",
+                                   default=True),
 }
 
 EVAL: dict[str, Setting] = {
-    "batch_size": Int("problems per batch when predicting", lo=1),
+    "batch_size": Int("problems per batch when predicting", lo=1, default=128),
 }
 
+
+def _defaults(cls: Any) -> dict[str, Any]:
+    """The defaults of a dataclass's fields, or of a class's ``__init__`` arguments,
+    as a config holds them (lists for tuples)."""
+    if dataclasses.is_dataclass(cls):
+        found = {f.name: f.default for f in dataclasses.fields(cls)}
+    else:
+        found = {name: p.default for name, p in inspect.signature(cls).parameters.items()}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items()}
+
+
+_LOSS = _defaults(LossConfig)
 LOSS: dict[str, Setting] = {
-    "mu": Float("weight of the match term", lo=0),
-    "omega": Float("weight of the box-regression term", lo=0),
+    "mu": Float("weight of the match term", lo=0, default=_LOSS["mu"]),
+    "omega": Float("weight of the box-regression term", lo=0, default=_LOSS["omega"]),
     "iou_threshold": Float("IoU a chosen proposal needs for the regression term", lo=0,
-                           hi=1),
-    "reg": Choice("the regression term's rule", ("toolkit", "release")),
+                           hi=1, default=_LOSS["iou_threshold"]),
+    "reg": Choice("the regression term's rule", ("toolkit", "release"), default=_LOSS["reg"]),
 }
 
 WORDS: dict[str, Setting] = {
@@ -319,15 +346,17 @@ WORDS: dict[str, Setting] = {
                     _glove, null=True),
     "transformers": Text("a local transformers model folder whose encoder gives the word "
                          "vectors", null=True, what="a folder path"),
-    "freeze": Bool("keep pretrained word vectors fixed"),
+    "freeze": Bool("keep pretrained word vectors fixed", default=False),
 }
 
+_REGION = _defaults(RegionCNN)
 REGION_ENCODER: dict[str, Setting] = {
     "channels": Custom("channels of the region CNN's three conv layers",
-                       "a list of 3 integers >= 1", _int_list(3, 1)),
-    "pool_size": Int("RoI pooling bins per side", lo=1),
+                       "a list of 3 integers >= 1", _int_list(3, 1),
+                       default=_REGION["channels"]),
+    "pool_size": Int("RoI pooling bins per side", lo=1, default=_REGION["pool_size"]),
     "strides": Custom("strides of the three conv layers", "a list of 3 integers >= 1",
-                      _int_list(3, 1)),
+                      _int_list(3, 1), default=_REGION["strides"]),
 }
 
 #: ``data`` keys by benchmark (besides ``benchmark`` and ``root``): every benchmark that
@@ -347,11 +376,11 @@ def _benchmarks() -> tuple[str, ...]:
 
 _COMMON: dict[str, Setting] = {
     "benchmark": Choice("the benchmark trained on", _benchmarks,
-                        canonical=lambda s: s.replace("-", "_")),
+                        canonical=lambda s: s.replace("-", "_"), default="synthetic"),
     "root": Text("the dataset folder", null=True, what="a folder path"),
 }
 
-_SEED = Int("the run's seed", lo=0, hi=UINT32)
+_SEED = Int("the run's seed", lo=0, hi=UINT32, default=0)
 
 #: Top-level keys: the seed and the sections (``model`` and ``data`` are described above).
 SECTIONS: dict[str, Any] = {
@@ -431,22 +460,27 @@ def _section(config: dict[str, Any], name: str) -> dict[str, Any] | None:
     return value
 
 
-def _check_data(data: dict[str, Any]) -> None:
-    bench = _COMMON["benchmark"]("data.benchmark", data.get("benchmark", "synthetic"))
+def _data_table(data: Mapping[str, Any]) -> tuple[str, dict[str, Setting]]:
+    """The benchmark ``data`` names and its keys (a benchmark's own ``root`` replaces the
+    common one, to give it a default)."""
+    bench = _COMMON["benchmark"]("data.benchmark", data.get("benchmark",
+                                                            _COMMON["benchmark"].default))
     bench = bench.replace("-", "_")
-    own = DATA[bench]
+    return bench, {**_COMMON, **DATA[bench]}
+
+
+def _check_data(data: dict[str, Any]) -> None:
+    bench, own = _data_table(data)
     for key, value in list(data.items()):
         path = f"data.{key}"
-        if key in _COMMON:
-            data[key] = _COMMON[key](path, value)
-        elif key in own:
+        if key in own:
             data[key] = own[key](path, value)
         else:
             others = [b for b in DATA if key in DATA[b]]
             if not others:
                 known = set(_COMMON) | {k for b in DATA for k in DATA[b]}
-                raise _unknown("data", key, value, sorted(known),
-                               listed=[*_COMMON, *own], benchmark=bench)
+                raise _unknown("data", key, value, sorted(known), listed=list(own),
+                               benchmark=bench)
             # another benchmark's setting: unused here, but it must be a valid one
             errors = []
             for other in others:
@@ -589,19 +623,98 @@ def check_config(config: Any) -> dict[str, Any]:
     return config
 
 
+class Section(Mapping[str, Any]):
+    """A config section as the code reads it: every key of its table, the value the
+    config gives (checked) or the table's default.  Read-only; a key reads as an
+    attribute too (``train.steps``).  :func:`section` makes one."""
+
+    __slots__ = ("_name", "_values")
+
+    def __init__(self, name: str, values: dict[str, Any]) -> None:
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_values", values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(f"{self._name} has no setting {key!r}") from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{self._name} settings are read-only")
+
+    def __iter__(self) -> Any:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        return f"Section({self._name}: {inner})"
+
+
+#: The sections :func:`section` reads (``model`` is read by ``RCRNConfig`` /
+#: ``CrossEncoderConfig``, whose fields carry its defaults).
+_TABLES = {"train": TRAIN, "eval": EVAL, "loss": LOSS, "words": WORDS,
+           "region_encoder": REGION_ENCODER}
+
+
+def section(config: Mapping[str, Any], name: str) -> Section:
+    """Section ``name`` of ``config`` with every key filled: the config's values, checked
+    as :func:`check_config` checks them, and the defaults of the keys it leaves out.
+
+    The defaults are written once, in the tables of this module (the ``data`` keys in
+    each benchmark's table; the ``loss`` and ``region_encoder`` defaults are those of
+    ``LossConfig`` and ``RegionCNN``).  A null or absent section reads as all
+    defaults (whether a ``region_encoder`` is wanted is the caller's question).
+
+    Raises:
+        ConfigError: naming the first key that is unknown or cannot be used.
+    """
+    if name not in _TABLES and name != "data":
+        raise KeyError(f"no config section {name!r}; sections: {[*_TABLES, 'data']}")
+    given = config.get(name) if isinstance(config, Mapping) else None
+    given = {} if given is None else given
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{name} must be a mapping of settings, got {_show(given)}")
+    given = dict(given)
+    if name == "data":
+        _check_data(given)
+        table = _data_table(given)[1]
+    else:
+        table = _TABLES[name]
+        _check_table(name, given, table)
+    return Section(name, {key: given[key] if key in given else copy.copy(setting.default)
+                          for key, setting in table.items()})
+
+
+def seed(config: Mapping[str, Any]) -> int:
+    """The run's seed (``seed``; default 0)."""
+    return _SEED("seed", config.get("seed", _SEED.default))
+
+
 def describe() -> str:
-    """Every key of every section with what it takes and what it does, one a line."""
-    lines = [f"seed: {_SEED.allowed} -- {_SEED.doc}"]
-    for name in ("train", "eval", "loss", "words", "region_encoder"):
-        for key, s in SECTIONS[name].items():
-            lines.append(f"{name}.{key}: {s.allowed} -- {s.doc}")
+    """Every key of every section with what it takes, its default and what it does,
+    one a line."""
+    def line(key: str, s: Setting) -> str:
+        default = "" if s.default is None else f" (default {s.default!r})"
+        return f"{key}: {s.allowed}{default} -- {s.doc}"
+
+    lines = [line("seed", _SEED)]
+    for name, table in _TABLES.items():
+        for key, s in table.items():
+            lines.append(line(f"{name}.{key}", s))
     for key, s in _COMMON.items():
-        lines.append(f"data.{key}: {s.allowed} -- {s.doc}")
+        lines.append(line(f"data.{key}", s))
     if not DATA:
         lines.append("data.*: no benchmark registered its keys (import benchmarks)")
     for bench, table in DATA.items():
         for key, s in table.items():
-            lines.append(f"data.{key} ({bench}): {s.allowed} -- {s.doc}")
+            lines.append(line(f"data.{key} ({bench})", s))
     for arch in ("rcrn", "cross_encoder"):
         for key, annotation in _model_fields(arch).items():
             s = MODEL_RANGES[arch].get(key) or _typed(annotation, key)

@@ -20,7 +20,7 @@ from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
 
 from rcrn.batching import GroundingBatch, Vocab, collate
-from rcrn.engine import distributed
+from rcrn.engine import distributed, schema
 from rcrn.errors import CommandError
 from rcrn.losses import LossConfig, loss_terms
 from rcrn.models.rcrn import RCRN, RCRNConfig
@@ -29,16 +29,8 @@ from rcrn.structures import GroundingProblem, Prediction
 __all__ = ["build_model", "ProblemDataset", "make_loader", "predict", "write_predictions",
            "Trainer", "save_checkpoint", "load_checkpoint", "read_checkpoint",
            "CheckpointError", "seed_everything", "rng_states", "set_rng_states",
-           "state_digest", "DEFAULT_CHECKPOINT_EVERY", "RESUME_MAY_CHANGE"]
+           "state_digest", "RESUME_MAY_CHANGE"]
 
-#: Steps between the checkpoints written during training (``train.checkpoint_every``;
-#: 0 writes only the last one).  A demo-size run (2,400 steps of about 0.3 s on a 2-core
-#: CPU) then keeps about a minute of work at risk.
-DEFAULT_CHECKPOINT_EVERY = 200
-#: ``train.steps`` when the config does not set it
-DEFAULT_STEPS = 1000
-#: ``train.lr`` when the config names none (the paper's Adam rate)
-DEFAULT_LR = 5e-4
 #: Settings a resumed run may change: the schedule's length and when it saves.
 RESUME_MAY_CHANGE = ("train.steps", "train.checkpoint_every")
 #: Temporary files the trainer writes before moving them into place (a killed run can
@@ -105,17 +97,13 @@ def word_vectors(config: dict[str, Any], vocab: Vocab) -> torch.Tensor | None:
     """
     from rcrn.encoders import load_glove, transformer_word_vectors
 
-    words = config.get("words") or {}
-    if words.get("glove"):
-        vocab_path, matrix_path = words["glove"]
+    words = schema.section(config, "words")
+    if words.glove:
+        vocab_path, matrix_path = words.glove
         return load_glove(vocab_path, matrix_path, vocab)
-    if words.get("transformers"):
-        return transformer_word_vectors(words["transformers"], vocab)
+    if words.transformers:
+        return transformer_word_vectors(words.transformers, vocab)
     return None
-
-
-#: settings of the ``region_encoder`` section (``rcrn.models.region_cnn.RegionCNN`` arguments)
-REGION_ENCODER_KEYS = ("channels", "pool_size", "strides")
 
 
 def _check_feature_width(problems: list[Any], model: nn.Module) -> None:
@@ -137,20 +125,13 @@ def _check_feature_width(problems: list[Any], model: nn.Module) -> None:
 
 
 def _region_encoder(config: dict[str, Any], vis_dim: int) -> nn.Module | None:
-    enc = config.get("region_encoder")
-    if not enc:
+    if not config.get("region_encoder"):
         return None
-    from rcrn.engine.config import ConfigError
     from rcrn.models.region_cnn import PixelRegions, RegionCNN
 
-    unknown = sorted(set(enc) - set(REGION_ENCODER_KEYS))
-    if unknown:
-        raise ConfigError(f"region_encoder section: unknown setting(s) {unknown}; known: "
-                          f"{list(REGION_ENCODER_KEYS)}")
-
-    # the settings the section gives; RegionCNN's own defaults for the others
-    given = {k: tuple(v) if isinstance(v, list) else v for k, v in enc.items()}
-    return PixelRegions(RegionCNN(out_dim=vis_dim, **given))
+    enc = schema.section(config, "region_encoder")
+    return PixelRegions(RegionCNN(out_dim=vis_dim, channels=tuple(enc.channels),
+                                  pool_size=enc.pool_size, strides=tuple(enc.strides)))
 
 
 #: Model types a config's ``model.arch`` selects.
@@ -173,17 +154,17 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     """
     from rcrn.engine.config import ConfigError
     from rcrn.models.cross_encoder import CrossEncoder, CrossEncoderConfig
-    section = dict(config.get("model") or {})
-    arch = section.pop("arch", "rcrn")
+    given = dict(config.get("model") or {})
+    arch = given.pop("arch", "rcrn")
     if arch not in ARCHS:
         raise ConfigError(f"model.arch: unknown model type {arch!r}; choose from {list(ARCHS)}")
     config_cls = RCRNConfig if arch == "rcrn" else CrossEncoderConfig
     known = set(config_cls.__dataclass_fields__) - {"arch"}
-    unknown = sorted(set(section) - known)
+    unknown = sorted(set(given) - known)
     if unknown:
         raise ConfigError(f"model section: unknown setting(s) {unknown} for arch {arch!r}; "
                           f"known: {sorted(known)}")
-    model_cfg = config_cls(**section)
+    model_cfg = config_cls(**given)
     if arch == "rcrn":
         from rcrn.programs import ProgramError, resolve
 
@@ -192,7 +173,7 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
         except ProgramError as exc:
             raise ConfigError(f"model.program: {exc}") from exc
     vectors = word_vectors(config, vocab) if pretrained_words else None
-    freeze = bool((config.get("words") or {}).get("freeze", False))
+    freeze = schema.section(config, "words").freeze
     if vectors is not None and vectors.shape[1] != model_cfg.word_dim:
         model_cfg.word_dim = int(vectors.shape[1])
     pieces = None
@@ -225,7 +206,7 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     else:
         model = CrossEncoder(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
                              region_encoder=region)
-    if (not pretrained_words and (config.get("words") or {}).get("freeze")
+    if (not pretrained_words and freeze
             and getattr(model, "words", None) is not None):
         model.words.embedding.weight.requires_grad_(False)
         if getattr(model, "vl", None) is not None:
@@ -681,12 +662,11 @@ def problems_digest(problems: Sequence[GroundingProblem]) -> str:
     return h.hexdigest()
 
 
-def parameter_groups(model: nn.Module, train_cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def parameter_groups(model: nn.Module, train: schema.Section) -> list[dict[str, Any]]:
     """Adam's parameter groups: the UNITER front end's at ``train.front_lr`` (the release's
     ``SOLVER.UNITER_LR``) when set, everything else at ``train.lr``.  Each group's
     ``scale`` is its rate over ``train.lr``; the schedule multiplies it."""
-    lr = float(train_cfg.get("lr", DEFAULT_LR))
-    front_lr = train_cfg.get("front_lr")
+    lr, front_lr = float(train.lr), train.front_lr
     uniter = getattr(model, "uniter", None)
     if front_lr is None or uniter is None:
         return [{"params": list(model.parameters()), "lr": lr, "scale": 1.0}]
@@ -697,16 +677,12 @@ def parameter_groups(model: nn.Module, train_cfg: dict[str, Any]) -> list[dict[s
              "lr": lr, "scale": 1.0}]
 
 
-def learning_rate(train_cfg: dict[str, Any]) -> Callable[[int], float]:
+def learning_rate(train: schema.Section) -> Callable[[int], float]:
     """The learning rate of step ``t`` (counted from 0) under ``train.lr`` / ``train.lr_decay``."""
-    base = float(train_cfg.get("lr", DEFAULT_LR))
-    decay = train_cfg.get("lr_decay", "none") or "none"
-    steps = max(1, int(train_cfg.get("steps", DEFAULT_STEPS)))
-    if decay == "none":
-        return lambda t: base
-    if decay == "cosine":
+    base, steps = float(train.lr), train.steps
+    if train.lr_decay == "cosine":
         return lambda t: base * 0.5 * (1.0 + math.cos(math.pi * min(t, steps) / steps))
-    raise ValueError(f"train.lr_decay must be 'none' or 'cosine', got {decay!r}")
+    return lambda t: base  # none (or null)
 
 
 class Trainer:
@@ -716,17 +692,18 @@ class Trainer:
     JSON object per log or evaluation), ``last.pt`` (resumable checkpoint) and
     TensorBoard logs under ``tb/`` when tensorboard is installed.
 
-    ``last.pt`` is written every ``train.checkpoint_every`` steps (default
-    ``DEFAULT_CHECKPOINT_EVERY``; 0: only at the end) and after the last step, each time
-    atomically (``*.tmp``, fsync, ``os.replace``).  It holds the model, the optimizer,
-    the step (the learning-rate schedule and ``match_warmup`` are functions of it), the
-    states of the Python, NumPy and torch generators, the data-order position (epoch and
-    batch: an epoch's order is drawn from ``seed + epoch``) and the running log sums, so
-    :meth:`resume` then :meth:`fit` continue the run exactly: a run killed at any point
-    and resumed ends with the same weights as one never stopped (bit for bit on CPU with
-    the same thread count).  A fresh :meth:`fit` (step 0, nothing resumed) starts
-    ``metrics.jsonl`` anew and removes an earlier ``last.pt``; a resumed one cuts the log
-    back to the lines written when its checkpoint was.
+    ``last.pt`` is written every ``train.checkpoint_every`` steps (default 200, about a
+    minute of a demo-size run on a 2-core CPU; 0: only at the end) and after the last
+    step, each time atomically (``*.tmp``, fsync, ``os.replace``).  It holds the model,
+    the optimizer, the step (the learning-rate schedule and ``match_warmup`` are
+    functions of it), the states of the Python, NumPy and torch generators, the
+    data-order position (epoch and batch: an epoch's order is drawn from ``seed +
+    epoch``) and the running log sums, so :meth:`resume` then :meth:`fit` continue the
+    run exactly: a run killed at any point and resumed ends with the same weights as one
+    never stopped (bit for bit on CPU with the same thread count).  A fresh :meth:`fit`
+    (step 0, nothing resumed) starts ``metrics.jsonl`` anew and removes an earlier
+    ``last.pt``; a resumed one cuts the log back to the lines written when its
+    checkpoint was.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) it joins the process group (``train.backend``,
     default gloo on CPU, NCCL on CUDA), trains the model in DistributedDataParallel with
@@ -754,7 +731,7 @@ class Trainer:
                  evaluate: Callable[[RCRN, Vocab], dict[str, Any]] | None = None,
                  vocab: Vocab | None = None) -> None:
         self.config = config
-        self.train_cfg = dict(config.get("train", {}))
+        self.train = schema.section(config, "train")
         self.problems = list(train)
         if not self.problems:
             raise ValueError("no training problems")
@@ -762,27 +739,18 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.evaluate_fn = evaluate
         self.vocab = vocab or Vocab.build(self.problems)
-        seed_everything(int(config.get("seed", 0)))
-        self.dist = distributed.init(resolve_device(self.train_cfg.get("device", "cpu")),
-                                     self.train_cfg.get("backend"))
+        seed_everything(schema.seed(config))
+        self.dist = distributed.init(resolve_device(self.train.device), self.train.backend)
         self.device = self.dist.device
-        distributed.amp_dtype(self.train_cfg.get("amp"))  # bad values fail here, not in fit
-        distributed.compile_backend(self.train_cfg.get("compile"))
-        self.lr_at = learning_rate(self.train_cfg)  # a bad train.lr_decay fails here
+        self.lr_at = learning_rate(self.train)
         self.model = build_model(config, self.vocab).to(self.device)
-        self.loss_cfg = LossConfig(**config.get("loss", {}))
-        self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train_cfg))
+        self.loss_cfg = LossConfig(**schema.section(config, "loss"))
+        self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train))
         self.step = 0
         self.with_images = self.model.region_encoder is not None
         if not self.with_images:
             _check_feature_width(self.problems, self.model)
-        every = self.train_cfg.get("checkpoint_every", DEFAULT_CHECKPOINT_EVERY)
-        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
-            from rcrn.engine.config import ConfigError
-
-            raise ConfigError(f"train.checkpoint_every must be a whole number of steps >= 0 "
-                              f"(0: only the last checkpoint), got {every!r}")
-        self.checkpoint_every = every
+        self.checkpoint_every = self.train.checkpoint_every
         self._digest = problems_digest(self.problems)
         self._resumed: dict[str, Any] | None = None  # the training state resumed from
         self._metrics_lines = 0
@@ -790,7 +758,7 @@ class Trainer:
     @property
     def steps(self) -> int:
         """The number of optimisation steps of the run (``train.steps``)."""
-        return int(self.train_cfg.get("steps", DEFAULT_STEPS))
+        return self.train.steps
 
     def resume(self, path: str | Path | None = None) -> bool:
         """Restore the run of ``last.pt`` (or ``path``) if present; returns whether it did.
@@ -836,7 +804,7 @@ class Trainer:
         if state["vocab"] != self.vocab.to_list():
             self.vocab = Vocab.from_list(state["vocab"])
             self.model = _model_of(path, self.config, self.vocab, True).to(self.device)
-            self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train_cfg))
+            self.optimizer = torch.optim.Adam(parameter_groups(self.model, self.train))
         _load_weights(path, self.model, state["model"], "the model of this config")
         if "optimizer" not in state:
             raise CheckpointError(f"checkpoint {path} holds no optimizer state")
@@ -928,12 +896,9 @@ class Trainer:
                                          purge_step=self.step + 1 if resumed else None)
             except ImportError:
                 pass
-        cfg, steps = self.train_cfg, self.steps
-        batch_size = int(cfg.get("batch_size", 64))
-        log_every = int(cfg.get("log_every", 50))
-        eval_every = int(cfg.get("eval_every", 0))
-        clip = float(cfg.get("grad_clip", 10.0))
-        warmup = int(cfg.get("match_warmup", 0))
+        cfg, steps = self.train, self.steps
+        batch_size, log_every, eval_every = cfg.batch_size, cfg.log_every, cfg.eval_every
+        clip, warmup = float(cfg.grad_clip), cfg.match_warmup
         mu = self.loss_cfg.mu
         self.model.train()
         train_step = distributed.training_step(self.model,
@@ -962,11 +927,11 @@ class Trainer:
         bar = tqdm(total=steps, initial=self.step, desc="train",
                    disable=not progress or not main)
         position = (epoch, done_in_epoch)
-        seed = int(self.config.get("seed", 0))
+        run_seed = schema.seed(self.config)
         while self.step < steps:
             loader = make_loader(self.problems, self.vocab, batch_size, True, self.with_images,
-                                 int(cfg.get("num_workers", 0)), seed=seed + epoch,
-                                 group_by=cfg.get("group_by"), rank=self.dist.rank,
+                                 cfg.num_workers, seed=run_seed + epoch,
+                                 group_by=cfg.group_by, rank=self.dist.rank,
                                  world_size=self.dist.world_size,
                                  pin_memory=self.device.type == "cuda", skip=done_in_epoch)
             batches = iter(loader)  # (may draw from torch's generator: before the restore)

@@ -3,7 +3,9 @@ one-line errors naming the key, the value and what is allowed, before anything r
 
 from __future__ import annotations
 
+import ast
 import copy
+import inspect
 from pathlib import Path
 
 import pytest
@@ -235,15 +237,98 @@ def test_every_key_the_trainer_reads_is_in_the_schema():
     assert {"steps", "batch_size", "lr", "front_lr", "lr_decay", "log_every", "eval_every",
             "checkpoint_every", "grad_clip", "match_warmup", "num_workers", "group_by",
             "device", "backend", "amp", "compile", "find_unused_parameters"} == set(schema.TRAIN)
-    from rcrn.engine.trainer import REGION_ENCODER_KEYS
     from rcrn.losses import LossConfig
+    from rcrn.models.region_cnn import RegionCNN
 
-    assert set(REGION_ENCODER_KEYS) == set(schema.REGION_ENCODER)
+    assert set(schema.REGION_ENCODER) < set(RegionCNN.__init__.__code__.co_varnames)
     assert set(LossConfig.__dataclass_fields__) == set(schema.LOSS)
     text = schema.describe()
-    for line in ("train.checkpoint_every: an integer >= 0", "data.rules (gitm_mr)",
+    for line in ("train.checkpoint_every: an integer >= 0 (default 200)",
+                 "data.rules (gitm_mr): one of ['official', 'toolkit'] (default 'official')",
                  "model.k (arch rcrn): an integer >= 1", "model.mil (arch cross_encoder)"):
         assert line in text
+
+
+def _tables():
+    yield from (("seed", "", s) for s in [schema.SECTIONS["seed"]])
+    for name in ("train", "eval", "loss", "words", "region_encoder"):
+        yield from ((name, key, s) for key, s in schema.SECTIONS[name].items())
+    for bench, table in schema.DATA.items():
+        yield from ((f"data ({bench})", key, s) for key, s in table.items())
+
+
+def test_every_default_passes_its_own_check():
+    checked = 0
+    for name, key, setting in _tables():
+        assert setting(f"{name}.{key}", setting.default) == setting.default, (name, key)
+        checked += 1
+    assert checked > 40
+
+
+def test_a_section_holds_every_key_with_the_given_value_or_the_default():
+    from rcrn.losses import LossConfig
+    from rcrn.models.region_cnn import RegionCNN
+
+    train = schema.section({"train": {"steps": 7, "lr": "1e-3"}}, "train")
+    assert train.steps == 7 and train["lr"] == 1e-3       # given (a number written as text)
+    assert train.batch_size == 64 and train.checkpoint_every == 200   # the table's defaults
+    assert set(train) == set(schema.TRAIN)
+    assert schema.section({}, "eval").batch_size == 128
+    loss = schema.section({"loss": None}, "loss")
+    assert dict(loss) == {k: getattr(LossConfig(), k) for k in schema.LOSS}
+    enc = schema.section({"region_encoder": {"pool_size": 2}}, "region_encoder")
+    signature = inspect.signature(RegionCNN).parameters
+    assert enc.pool_size == 2 and tuple(enc.strides) == signature["strides"].default
+    with pytest.raises(AttributeError, match="read-only"):
+        train.steps = 3
+    with pytest.raises(AttributeError, match="train has no setting 'stepz'"):
+        getattr(train, "stepz")  # noqa: B009
+    # a default list is a copy: changing one section's value leaves the table alone
+    enc.channels.append(0)
+    assert schema.section({}, "region_encoder").channels == schema.REGION_ENCODER[
+        "channels"].default and len(schema.REGION_ENCODER["channels"].default) == 3
+
+
+def test_a_data_section_takes_its_benchmarks_defaults():
+    synthetic = schema.section({}, "data")
+    assert synthetic.benchmark == "synthetic" and synthetic.root == "data/synthetic"
+    assert (synthetic.scenes, synthetic.parser, synthetic.detector) == (500, "rule",
+                                                                         "components")
+    vsr = schema.section({"data": {"benchmark": "vsr", "root": "d"}}, "data")
+    assert vsr.split == "random/train" and vsr.root == "d" and "scenes" not in vsr
+    assert schema.section({"data": {"benchmark": "whatsup"}}, "data").split is None
+    gitm = schema.section({"data": {"benchmark": "gitm-mr"}}, "data")
+    assert gitm.eval_split == "val" and gitm.rules == "official" and gitm.root is None
+    # an explicit null is kept (no evaluation), not replaced by the default
+    assert schema.section({"data": {"benchmark": "gitm_mr", "eval_split": None}},
+                          "data").eval_split is None
+
+
+@pytest.mark.parametrize("cfg, expected", [
+    ({"train": {"stepz": 3}}, "train.stepz: unknown key (value 3); did you mean train.steps?"),
+    ({"train": {"steps": 1.5}}, "train.steps must be an integer >= 1, got 1.5"),
+    ({"eval": []}, "eval must be a mapping of settings, got []"),
+    ({"data": {"benchmark": "vsr", "scenes": 0}}, "data.scenes must be an integer >= 1"),
+])
+def test_a_section_is_checked_as_it_is_read(cfg, expected):
+    name = next(iter(cfg))
+    with pytest.raises(ConfigError) as err:
+        schema.section(cfg, name)
+    assert expected in str(err.value)
+
+
+def test_the_trainer_takes_the_schemas_defaults(tmp_path):
+    from rcrn.engine.trainer import Trainer
+    from rcrn.testing import learnable_problems
+
+    trainer = Trainer({"model": {"word_dim": 8, "lstm_hidden": 8, "joint": 8, "hidden": 8,
+                                 "sim_dim": 8, "vis_dim": 8, "spatial_dim": 4,
+                                 "pair_dim": 8, "classify_hidden": 4}},
+                      learnable_problems(4, seed=0, feature_dim=8), tmp_path)
+    assert trainer.steps == schema.TRAIN["steps"].default
+    assert trainer.checkpoint_every == schema.TRAIN["checkpoint_every"].default
+    assert trainer.optimizer.param_groups[0]["lr"] == schema.TRAIN["lr"].default
+    assert trainer.loss_cfg.mu == schema.LOSS["mu"].default
 
 
 @pytest.mark.parametrize("content, expected", [
@@ -346,3 +431,38 @@ def test_one_k_serves_select_and_classify():
     with pytest.raises(P.ProgramError, match="top 5 regions but model.k is 3"):
         P.resolve(P.to_text(P.RCRN_PROGRAM), 3)
     assert P.resolve(P.to_text(P.RCRN_PROGRAM), 5) == P.RCRN_PROGRAM
+
+
+def _reads_a_section_key(node: ast.AST) -> str | None:
+    """The section name of ``config.get("train", ...).get(key, default)`` (or
+    ``(config.get("train") or {}).get(key, default)``, ``config["train"].get(key,
+    default)``), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get" and len(node.args) == 2):
+        return None
+    inner = node.func.value
+    if isinstance(inner, ast.BoolOp):
+        inner = inner.values[0]
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+            and inner.func.attr == "get" and inner.args:
+        key = inner.args[0]
+    elif isinstance(inner, ast.Subscript):
+        key = inner.slice
+    else:
+        return None
+    names = {"train", "eval", "loss", "words", "region_encoder", "data"}
+    return key.value if isinstance(key, ast.Constant) and key.value in names else None
+
+
+def test_no_code_reads_a_section_key_with_a_default_of_its_own():
+    """Settings are read through ``schema.section`` (defaults written once), not with
+    ``config.get("train", {}).get("steps", 1000)`` at the site that reads them."""
+    root = Path(__file__).resolve().parents[3]
+    found = []
+    for package in ("rcrn", "benchmarks", "parsers", "detectors"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                name = _reads_a_section_key(node)
+                if name:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} ({name})")
+    assert not found, found

@@ -331,15 +331,17 @@ def test_official_uniter_yaml_is_the_python_preset():
 
 
 def test_front_lr_gives_uniter_its_own_learning_rate(vocab_dir):
+    from rcrn.engine.schema import section
     from rcrn.engine.trainer import build_model, parameter_groups
 
     cfg = tiny_uniter_config().to_dict()
     cfg["uniter"]["tokenizer"] = str(vocab_dir)
     model = build_model({"model": cfg}, Vocab(["a"]))
-    front, rest = parameter_groups(model, {"lr": 1e-3, "front_lr": 5e-5})
+    front, rest = parameter_groups(model, section({"train": {"lr": 1e-3, "front_lr": 5e-5}},
+                                                  "train"))
     assert {id(p) for p in front["params"]} == {id(p) for p in model.uniter.parameters()}
     assert front["lr"] == 5e-5 and front["scale"] == pytest.approx(0.05)
     assert rest["lr"] == 1e-3 and rest["scale"] == 1.0
     assert len(front["params"]) + len(rest["params"]) == len(list(model.parameters()))
-    (only,) = parameter_groups(model, {"lr": 1e-3})
+    (only,) = parameter_groups(model, section({"train": {"lr": 1e-3}}, "train"))
     assert len(only["params"]) == len(list(model.parameters()))
