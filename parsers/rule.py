@@ -13,7 +13,11 @@ core.  Two passes over the tokens:
    lacks that ends a noun phrase (``a man in a cap laughing``) is left out of
    it; a plural noun that is also a verb form opening the text (``leaves on the
    path``) is a noun; a third-person transitive verb between two nouns is a verb
-   without a determiner after it (``the man wears long pants``).
+   without a determiner after it (``the man wears long pants``).  A word the lexicon
+   lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
+   its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
+   phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);
+   its adverbs (``together``, ``apart``) and conjunctions (``because``) are no entities.
 2. **attachment** – every relation gets a subject and an object:
 
    * ``NP REL NP`` – the relation links the two phrases; a further preposition
@@ -68,7 +72,8 @@ reported as warnings (``RuleParser.analyse(text).warnings`` or
 ``parser.last_warnings`` after ``parse``): relations without an object are
 dropped, noun phrases no relation reaches are attached to the closest earlier
 entity with an empty relation (empty text and an empty span at the phrase), and
-a verb the lexicon does not know may be guessed from its ending.  Text without
+a verb neither the lexicon nor the word-class table knows may be guessed from its
+ending.  Text without
 any word (empty, spaces, punctuation only) raises :class:`~parsers.base.ParseError`;
 text with words but no noun phrase becomes a single entity covering all tokens.
 

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from parsers import word_classes
 from parsers.conventions import is_possessive, possessor
 from parsers.lexicon import (
     ADVERBS,
     ATTRIBUTE_WORDS,
     AUXILIARIES,
+    CLOTHING_NOUNS,
     COMPARISON_TRIE,
     CONJUNCTIONS,
+    CONTAINER_NOUNS,
     COPULAS,
     DETERMINERS,
+    HOLDER_NOUNS,
     LIGHT_VERBS,
     LOCATIVE_FILLERS,
     NEGATIONS,
@@ -38,11 +42,14 @@ from parsers.lexicon import (
     POSTURE_VERB_FORMS,
     REGION_NOUNS,
     RELATIVE_PRONOUNS,
+    SURFACE_NOUNS,
     VERB_FORMS,
     WEAK_VERB_FORMS,
+    WEARER_NOUNS,
     Trie,
     lexicon_form,
 )
+from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
 
 __all__ = ["CHUNK_RULES", "COP", "CONJ", "HARD", "NP", "PRON", "REL", "SOFT", "THERE",
            "Chunk", "ChunkRule", "Chunker"]
@@ -67,6 +74,29 @@ _COUNT_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven",
                           "each", "none", "any"})
 #: endings of adjectives; a word with one of them does not name a whole before a part noun
 _ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive")
+#: words the lexicon classes itself; the word-class table (:mod:`parsers.word_classes`)
+#: is asked only about other words
+_LEXICON_WORDS = (ATTRIBUTE_WORDS | PARTICIPLE_NOUNS | CLOTHING_NOUNS | PART_NOUNS
+                  | CONTAINER_NOUNS | SURFACE_NOUNS | HOLDER_NOUNS | REGION_NOUNS
+                  | PARTITIVE_NOUNS | WEARER_NOUNS | DETERMINERS | COPULAS | AUXILIARIES
+                  | RELATIVE_PRONOUNS | CONJUNCTIONS | NEGATIONS | ADVERBS | LOCATIVE_FILLERS
+                  | LIGHT_VERBS | VERB_FORMS | _OBJECT_PRONOUNS | _COUNT_WORDS
+                  | frozenset({"there", "here", "he", "she", "they", "we", "i", "who"}))
+_verb_class = word_classes.verb_class
+_is_adverb = word_classes.is_adverb
+
+
+def table_verb_class(w: str) -> int:
+    """Verb class (:data:`~parsers.word_classes.VERB`, ``WEAK``, ``NOUNISH``; 0 if none) of
+    a lowercase word the lexicon does not class itself."""
+    return 0 if w in _LEXICON_WORDS else _verb_class(w)
+
+
+def table_adverb(w: str) -> bool:
+    """Whether a lowercase word the lexicon does not class itself is an adverb."""
+    return w not in _LEXICON_WORDS and _is_adverb(w)
+
+
 _Y_NOUNS = frozenset({"baby", "boy", "toy", "body", "lady", "pony", "puppy", "kitty", "teddy",
                       "city", "bay", "trolley", "jockey", "monkey", "turkey", "donkey", "key",
                       "subway", "railway", "highway", "doggy", "guy", "family", "factory",
@@ -175,14 +205,16 @@ class Chunker:
 
         ``predicate`` tells that a verb is expected here (after a copula or a relative
         pronoun); elsewhere a verb form that is also a common noun (``faces``,
-        ``cover``) counts as a verb only before a determiner or a preposition.
+        ``cover``) counts as a verb only before a determiner or a preposition.  A word
+        the lexicon lacks is a verb by its class in :mod:`parsers.word_classes`
+        (:meth:`table_verb`).
         """
         lw = self.lw
         rel_trie = self.rel_trie
         end = rel_trie.longest(lw, i)
         w = lw[i]
+        n = len(lw)
         if w in VERB_FORMS:
-            n = len(lw)
             nxt = lw[i + 1] if i + 1 < n else ""
             if not predicate and w in WEAK_VERB_FORMS:
                 possessed = i > 0 and lw[i - 1].endswith(("'s", "’s", "s'"))
@@ -196,16 +228,55 @@ class Chunker:
                     or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1))
             else:
                 ok = True
-            if ok:
-                k = i + 1
-                while k < n and lw[k] in ADVERBS and rel_trie.longest(lw, k) == k:
-                    k += 1
-                prep_end = rel_trie.longest(lw, k) if k < n else k
-                verb_end = prep_end if prep_end > k else i + 1
-                if verb_end > end:
-                    return verb_end, True
-            return end, end > i
-        return end, False
+        elif end == i and w not in rel_trie.root:
+            vc = table_verb_class(w)
+            if not vc or not self.table_verb(i, vc, predicate):
+                return end, False
+            ok = True
+        else:
+            return end, False
+        if ok:
+            k = i + 1
+            while k < n and (lw[k] in ADVERBS or table_adverb(lw[k])) \
+                    and rel_trie.longest(lw, k) == k:
+                k += 1
+            prep_end = rel_trie.longest(lw, k) if k < n else k
+            verb_end = prep_end if prep_end > k else i + 1
+            if verb_end > end:
+                return verb_end, True
+        return end, end > i
+
+    def table_verb(self, i: int, vc: int, predicate: bool) -> bool:
+        """Whether the word at ``i``, of verb class ``vc`` in :mod:`parsers.word_classes`, is a
+        verb here.  Where a verb is expected (``predicate``), one of any class before its
+        object (a determiner, a pronoun, a number) or a preposition, and one that is only
+        a verb (``is dropping``) anyway.  Elsewhere never right after a possessive (``the
+        man's drops``), an attribute word or an adverb (``white shelves``, ``well
+        manicured``), and at the start of a relation's object (``with yellowing leaves``)
+        only before a determiner; otherwise one that is only a verb (``ignores``) is
+        one, but a past participle (``hooded jacket``) only before its object or a
+        preposition; one that is also a noun or an adjective (``drops``, ``stuffed``)
+        before its object or, as a participle, before a preposition; one that is mostly
+        a noun (``poles``) never."""
+        lw, n = self.lw, self.n
+        nxt = lw[i + 1] if i + 1 < n else ""
+        objectish = (nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS
+                     or nxt.isdigit() or nxt in PARTITIVE_NOUNS)
+        prep = i + 1 < n and self.rel_trie.longest(lw, i + 1) > i + 1
+        if predicate:
+            return vc == VERB or objectish or prep
+        prev = lw[i - 1] if i > 0 else ""
+        if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
+                or table_adverb(prev):
+            return False
+        if self.np_start < 0 and self.pk == REL:
+            return objectish and vc != NOUNISH
+        w = lw[i]
+        if vc == VERB:
+            return objectish or prep or not w.endswith("ed")
+        if vc == WEAK:
+            return objectish or (prep and w.endswith(("ing", "ed")))
+        return False
 
     def starts_relation(self, i: int) -> bool:
         """Whether a relation phrase (or a verb) starts at ``i``, after adverbs and locative
@@ -216,7 +287,8 @@ class Chunker:
             i += 1
         if i >= n:
             return False
-        return self.rel_trie.longest(lw, i) > i or lw[i] in VERB_FORMS
+        return (self.rel_trie.longest(lw, i) > i or lw[i] in VERB_FORMS
+                or table_verb_class(lw[i]) == VERB)
 
     def relation_follows(self, i: int) -> bool:
         """Whether a relation phrase and its object start at ``i`` (``and near the box``),
@@ -232,7 +304,8 @@ class Chunker:
             return False
         w = self.lw[i]
         return (w in COPULAS or w in _NEG_COPULAS or w in AUXILIARIES or w in LIGHT_VERBS
-                or (w in VERB_FORMS and w not in WEAK_VERB_FORMS))
+                or (w in VERB_FORMS and w not in WEAK_VERB_FORMS)
+                or table_verb_class(w) in (VERB, WEAK))
 
     def partitive(self, det_end: int, i: int) -> bool:
         """Whether the ``of`` at ``i`` follows a noun of quantity or of depiction that leaves
@@ -260,7 +333,8 @@ class Chunker:
     def is_participle(self, i: int) -> bool:
         """Whether ``lw[i]`` looks like a participle the lexicon does not know."""
         w = self.lw[i]
-        if w in PARTICIPLE_NOUNS or w in ATTRIBUTE_WORDS or not w.isalpha():
+        if w in PARTICIPLE_NOUNS or w in ATTRIBUTE_WORDS or not w.isalpha() \
+                or table_verb_class(w) == NOUNISH:
             return False
         if w.endswith("ing"):
             stem = w[:-3]
@@ -491,6 +565,24 @@ def adverb_before_relation(s: Chunker) -> bool:
     return False
 
 
+def unknown_adverb(s: Chunker) -> bool:
+    """An adverb the lexicon lacks (``together``, ``apart``, ``closely``;
+    :func:`parsers.word_classes.is_adverb`) is not part of a noun phrase: unless a content
+    word follows it inside the phrase (``a brightly coloured kite``), it ends the open
+    phrase and is skipped."""
+    i, lw, n = s.i, s.lw, s.n
+    if not table_adverb(s.w) or s.w in s.rel_trie.root:
+        return False
+    nxt = lw[i + 1] if i + 1 < n else ""
+    if nxt[:1].isalnum() and nxt not in DETERMINERS and nxt not in COPULAS \
+            and nxt not in CONJUNCTIONS and not s.starts_relation(i + 1) \
+            and (s.np_start < 0 or not s.np_content or nxt in ATTRIBUTE_WORDS):
+        return False
+    s.close_np(i)
+    s.i += 1
+    return True
+
+
 @only_for(LIGHT_VERBS)
 def light_verb_before_comparison(s: Chunker) -> bool:
     """A light verb before an attribute comparison (``that has the same colour as``, ``with
@@ -518,7 +610,8 @@ def relation_phrase(s: Chunker) -> bool:
     the preposition after it (``standing in front of``), extended over a place noun and
     ``of`` (``along the side of``); not right after a bare determiner (``the on switch``)."""
     w, i = s.w, s.i
-    if (s.np_start < 0 or s.np_content) and (w in s.rel_trie.root or w in VERB_FORMS) \
+    if (s.np_start < 0 or s.np_content) \
+            and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)) \
             and not _plural_noun_opening_text(s):
         end, is_verb = s.relation_end(i, s.np_start < 0 and s.pk in (COP, PRON))
         if end > i:
@@ -537,7 +630,7 @@ def copula(s: Chunker) -> bool:
     if (w in COPULAS or w in _NEG_COPULAS
             or (w in AUXILIARIES and i + 1 < s.n
                 and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS
-                     or lw[i + 1] in VERB_FORMS))
+                     or lw[i + 1] in VERB_FORMS or table_verb_class(lw[i + 1])))
             or (w in ("has", "have", "had") and i + 1 < s.n and lw[i + 1] == "been")) \
             and (s.np_start < 0 or s.np_content):
         s.close_np(i)
@@ -579,10 +672,11 @@ def relative_pronoun(s: Chunker) -> bool:
     return False
 
 
-@only_for(CONJUNCTIONS)
+@only_for(CONJUNCTIONS, CONJUNCTION_WORDS)
 def conjunction(s: Chunker) -> bool:
-    """A conjunction (``and``, ``or``) is a chunk of its own."""
-    if s.w in CONJUNCTIONS:
+    """A conjunction (``and``, ``or``, ``because``, ``when``; the lexicon's and those of
+    :data:`parsers.word_classes.CONJUNCTION_WORDS`) is a chunk of its own."""
+    if s.w in CONJUNCTIONS or s.w in CONJUNCTION_WORDS:
         s.close_np(s.i)
         s.add(CONJ, s.i + 1)
         return True
@@ -664,6 +758,7 @@ CHUNK_RULES: list[ChunkRule] = [
     attribute_coordination,
     compound_noun,
     adverb_before_relation,
+    unknown_adverb,
     light_verb_before_comparison,
     relation_phrase,
     copula,
