@@ -16,8 +16,6 @@ from rcrn.engine import schema
 from rcrn.errors import CommandError
 
 DEFAULT_CONFIG = "synthetic.yaml"
-#: Benchmarks trained and evaluated from local images and proposals (rcrn.cli.benchmark_runs).
-RUN_BENCHMARKS = ("vsr", "whatsup")
 #: Packaged configs used when ``rcrn train --benchmark NAME`` is given no ``--config``.
 BENCHMARK_CONFIGS = {"gitm_mr": "gitm_mr.yaml", "vsr": "vsr.yaml"}
 
@@ -73,7 +71,7 @@ def gitm_benchmark(config: dict[str, Any], split: str, subset: str | None = None
         raise CommandError(f"gitm_mr {split}: {exc}") from exc
 
 
-def evaluate_benchmark(model: Any, vocab: Any, bench: Any, batch_size: int = 128,
+def evaluate_benchmark(model: Any, vocab: Any, bench: Any, batch_size: int,
                        progress: bool = False) -> tuple[dict[str, Any], list[Any], list[Any]]:
     from rcrn.engine.trainer import predict
 
@@ -171,12 +169,13 @@ def resume_run(trainer: Any, out: Path, resume: bool) -> None:
                  else ""))
 
 
-def _train_benchmark(config: dict[str, Any], benchmark: str, out: Path, resume: bool) -> int:
+def _train_benchmark(config: dict[str, Any], out: Path, resume: bool) -> int:
     """``rcrn train`` on VSR or What'sUp: the match objective (no referent boxes)."""
     from rcrn.cli.benchmark_runs import write_predictions
     from rcrn.engine.trainer import Trainer
 
     data = schema.section(config, "data")
+    benchmark = benchmark_name(data.benchmark)
     pixels = bool(config.get("region_encoder"))
     train = _load_run(benchmark, data, data.root, data.split, data.proposals, pixels)
     val = None
@@ -327,23 +326,15 @@ def _train(args: argparse.Namespace) -> int:
         distributed.teardown()
 
 
-def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
+def _train_synthetic(config: dict[str, Any], out: Path, resume: bool) -> int:
+    """``rcrn train`` on the synthetic benchmark (generated when absent), evaluated on val."""
     from rcrn.engine import distributed
     from rcrn.engine.trainer import Trainer
 
-    data = schema.section(config, "data")
-    benchmark = benchmark_name(data.benchmark)
-    if benchmark in RUN_BENCHMARKS:
-        return _train_benchmark(config, benchmark, out, resume)
-    if benchmark == "gitm_mr":
-        return _train_gitm(config, out, resume)
-    if benchmark != "synthetic":
-        raise CommandError(f"rcrn train runs the synthetic, gitm_mr, "
-                           f"{' and '.join(RUN_BENCHMARKS)} benchmarks, not {benchmark!r}; "
-                           "train others from Python with rcrn.engine.trainer.Trainer")
     main = distributed.is_main()
     with distributed.main_first():  # rank 0 generates the dataset when it is absent
-        train = list(synthetic_benchmark(config, "train", data.train_subset,
+        train = list(synthetic_benchmark(config, "train",
+                                         schema.section(config, "data").train_subset,
                                          progress=main).problems())
         val = synthetic_benchmark(config, "val", progress=main)
     eval_bs = schema.section(config, "eval").batch_size
@@ -356,6 +347,21 @@ def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
     print(_write_metrics(out, metrics, "RCRN on synthetic / val"))
     print(f"checkpoint: {out / 'last.pt'}\nmetrics: {out / 'metrics.jsonl'}")
     return 0
+
+
+#: How ``rcrn train`` trains on each benchmark of ``data.benchmark``:
+#: ``fn(config, out, resume) -> exit code``.
+TRAIN_RUNS = {"synthetic": _train_synthetic, "gitm_mr": _train_gitm,
+              "vsr": _train_benchmark, "whatsup": _train_benchmark}
+
+
+def _train_run(config: dict[str, Any], out: Path, resume: bool) -> int:
+    benchmark = benchmark_name(schema.section(config, "data").benchmark)
+    if benchmark not in TRAIN_RUNS:
+        raise CommandError(f"rcrn train runs the {', '.join(TRAIN_RUNS)} benchmarks, not "
+                           f"{benchmark!r}; train others from Python with "
+                           "rcrn.engine.trainer.Trainer")
+    return TRAIN_RUNS[benchmark](config, out, resume)
 
 
 def _evaluate_viphy(args: argparse.Namespace) -> int:
@@ -380,7 +386,7 @@ def _evaluate_viphy(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from rcrn.engine.trainer import load_checkpoint, write_predictions
+    from rcrn.engine.trainer import load_checkpoint
 
     args.benchmark = benchmark_name(args.benchmark)
     if args.benchmark == "viphy":
@@ -391,28 +397,42 @@ def _evaluate(args: argparse.Namespace) -> int:
         model, vocab, config, _ = load_checkpoint(args.checkpoint)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
-    if args.benchmark in RUN_BENCHMARKS:
-        return _evaluate_benchmark(args, model, vocab, config)
-    if args.benchmark not in ("synthetic", "gitm_mr"):
+    if args.benchmark not in EVALUATE_RUNS:
         raise CommandError(f"evaluating on {args.benchmark!r} needs its proposals and features; "
                            "use `rcrn score` with predictions from your model instead")
+    return EVALUATE_RUNS[args.benchmark](args, model, vocab, config)
+
+
+def _evaluate_grounding(args: argparse.Namespace, model: Any, vocab: Any,
+                        config: dict[str, Any]) -> int:
+    """``rcrn evaluate`` on the synthetic or GITM-MR benchmark: the grounding metrics."""
+    from rcrn.engine.trainer import write_predictions
+
+    data = config.setdefault("data", {})
     if args.root:
-        config.setdefault("data", {})["root"] = args.root
+        data["root"] = args.root
+    if args.proposals:
+        if args.benchmark != "gitm_mr":
+            raise CommandError("--proposals applies to the vsr, whatsup and gitm_mr "
+                               "benchmarks")
+        data["proposals"] = args.proposals
     args.split = args.split or "test"
-    if args.benchmark == "gitm_mr":
-        if args.proposals:
-            config.setdefault("data", {})["proposals"] = args.proposals
-        bench = gitm_benchmark(config, args.split)
-    elif args.proposals:
-        raise CommandError("--proposals applies to the vsr, whatsup and gitm_mr benchmarks")
-    else:
-        bench = synthetic_benchmark(config, args.split)
-    metrics, _, preds = evaluate_benchmark(model, vocab, bench, progress=True)
+    split_of = gitm_benchmark if args.benchmark == "gitm_mr" else synthetic_benchmark
+    bench = split_of(config, args.split)
+    metrics, _, preds = evaluate_benchmark(model, vocab, bench,
+                                           schema.section(config, "eval").batch_size,
+                                           progress=True)
     out = Path(args.out) if args.out else Path(args.checkpoint).parent / f"eval_{args.split}"
     write_predictions(out / "predictions.jsonl", preds)
     table = _write_metrics(out, metrics, f"RCRN on {args.benchmark} / {args.split}")
     print(json.dumps(metrics) if args.json else table)
     return 0
+
+
+#: How ``rcrn evaluate`` scores a checkpoint on each ``--benchmark`` (ViPhy's probe is
+#: evaluated by ``rcrn viphy evaluate``): ``fn(args, model, vocab, config) -> exit code``.
+EVALUATE_RUNS = {"synthetic": _evaluate_grounding, "gitm_mr": _evaluate_grounding,
+                 "vsr": _evaluate_benchmark, "whatsup": _evaluate_benchmark}
 
 
 def _demo(args: argparse.Namespace) -> int:
