@@ -37,7 +37,9 @@ core.  Two passes over the tokens:
      (``the cup that is on the plate that is near the fork and left of the knife``:
      the plate is left of the knife); ``and`` followed by a noun phrase shares the
      previous relation (``left of the plate and the bowl``), or starts a new clause
-     linked to the root by an ``and`` relation when a copula follows;
+     linked to the root by an ``and`` relation when a copula follows; the commas of a
+     list that ``and`` ends join its items the same way (``a dog, a cat and a bird on
+     a couch``: all three are on the couch; ``with cups, plates and bowls``);
    * comparisons – ``has`` / ``with`` before an attribute comparison (``that has the
      same colour as``, ``with the same shape as``) introduce the clause like a
      copula and stay outside the relation phrase;
@@ -63,7 +65,11 @@ core.  Two passes over the tokens:
      after ``of``, and a place noun after a relation joins it (``along the side
      of``);
    * ``X has Y on it`` and ``X with Y on it`` relate Y to X (``the wall has a clock
-     on it``: clock *on* wall); ``it`` is no entity of its own.
+     on it``: clock *on* wall); ``it`` is no entity of its own;
+   * a pronoun object (``it``, ``them``, ``her``, ``himself`` ...) stands for the nearest
+     earlier entity that agrees with it (``a cat looking at a mouse and chasing it``:
+     the cat chases the mouse); where the tree already joins the two, the pronoun
+     stays an entity whose head is its antecedent's head.
 
 Otherwise the first noun phrase is the referent and the root.
 

@@ -12,7 +12,9 @@ Three finer lists break the larger decisions into named rules as well:
 
 A new construction is one function added to the right list, before the rules it must
 take precedence over.  After each chunk the walk records its kind as ``prev`` (a comma
-right after a conjunction keeps the conjunction open: ``and , near the box``).
+right after a conjunction keeps the conjunction open: ``and , near the box``).  A comma
+after a noun phrase may separate the items of a list (:func:`list_comma`); a pronoun
+object stands for its antecedent (:func:`pronoun_object`).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ class Attacher:
 
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
-                 "fronted_resolved", "conj_np", "conj_span", "partners", "shared", "has_it",
-                 "worn", "prev")
+                 "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
+                 "has_it", "worn", "prev")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -86,6 +88,7 @@ class Attacher:
         self.fronted_resolved = False
         self.conj_np = -1          # entity before the last conjunction
         self.conj_span = (0, 0)    # span of the last conjunction
+        self.comma_np = -1         # entity before the last comma that may start a list
         # coordinated subjects ("a dog and a cat on a couch"): the later conjunct -> the
         # earlier ones, which share its relations; an "and" relation only if none follows
         self.partners: dict[int, list[int]] = {}
@@ -218,6 +221,81 @@ def it_of_has_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     return False
 
 
+_PERSONAL = frozenset({"he", "him", "himself", "she", "her", "herself"})
+_NEUTER = frozenset({"it", "itself"})
+_PLURAL = frozenset({"they", "them", "themselves"})
+_REFLEXIVE = frozenset({"himself", "herself", "itself", "themselves"})
+#: pronouns that stand for an entity named earlier in the text
+PRONOUNS = _PERSONAL | _NEUTER | _PLURAL
+_PLURAL_HEADS = frozenset({"men", "women", "people", "children", "feet", "teeth", "mice",
+                           "geese", "sheep", "deer", "fish", "cattle", "police"})
+
+
+def _plural_head(head: str) -> bool:
+    w = head.split()[-1].lower() if head else ""
+    return w in _PLURAL_HEADS or (w.endswith("s") and not w.endswith(("ss", "us", "is")))
+
+
+def antecedent(a: Attacher, pronoun: str, exclude: int) -> int:
+    """The entity a pronoun stands for: the nearest earlier entity other than ``exclude``
+    that agrees with it (``he`` / ``her`` a person or an animal, ``it`` not a person and
+    singular, ``them`` plural, each falling back to the nearest other entity but the
+    personal ones); a reflexive (``themselves``) stands for ``exclude`` itself.  -1 if
+    none."""
+    if pronoun in _REFLEXIVE:
+        return exclude
+    entities = a.builder.entities
+    fallback = -1
+    for k in range(len(entities) - 1, -1, -1):
+        if k == exclude or entities[k].text.lower() in PRONOUNS:
+            continue
+        head = entities[k].head
+        person = lexicon_form(head.split()[-1] if head else "", WEARER_NOUNS)
+        if pronoun in _PERSONAL:
+            if person:
+                return k
+            continue
+        if fallback < 0:
+            fallback = k
+        if pronoun in _NEUTER and not person and not _plural_head(head):
+            return k
+        if pronoun in _PLURAL and _plural_head(head):
+            return k
+    return fallback
+
+
+def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
+    """A pronoun object (``a hot dog on a plate with a fork next to it``, ``a woman with a
+    phone at her ear``... ``held to her``) stands for its antecedent (:func:`antecedent`):
+    the pending relation goes to that entity.  Where that would close a cycle (``a woman
+    with a bag in front of her``) or the pronoun is reflexive (``people enjoying
+    themselves``), the pronoun stays an entity of its own whose head is the
+    antecedent's head."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or c.end - c.start != 1:
+        return False
+    word = a.word(c.start)
+    if word not in PRONOUNS:
+        return False
+    target = antecedent(a, word, p.subject)
+    if target < 0:
+        return False
+    builder = a.builder
+    if target == p.subject or builder.connected(p.subject, target):
+        e = builder.add_entity(c.start, c.end, builder.entities[target].head)
+        object_of_relation(a, e, ci)
+        a.last_np = e
+        return True
+    for other in a.partners.get(p.subject, ()):
+        if not builder.connected(other, target):
+            a.relate(other, target, p.start, p.end)
+            a.shared.add(other)
+    a.relate(p.subject, target, p.start, p.end)
+    _resolve_pending(a, target)
+    a.last_np = target
+    return True
+
+
 def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     """Any other noun phrase is an entity; a possessor or whole inside it (``the dog 's
     tail``, ``the truck doors``) is another, with a ``has`` relation (empty span) to it.
@@ -291,6 +369,14 @@ def _after_conjunction(a: Attacher) -> bool:
     return a.prev == CONJ and a.conj_np >= 0
 
 
+def _after_list_comma(a: Attacher, ci: int) -> bool:
+    """Whether the noun phrase ``ci`` follows a comma after another noun phrase and the list
+    goes on after it (``a dog , a cat and a bird``, ``cups , plates and bowls``)."""
+    return (a.prev == SOFT and a.comma_np >= 0 and a.comma_np == a.conj_np
+            and a.next_kind(ci) in (CONJ, SOFT)
+            and not (a.fronted is not None and not a.fronted_resolved))
+
+
 def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     """``... and a cup is on the table``: ``and`` and a noun phrase before a copula start a
     new clause, linked to the root by an ``and`` relation."""
@@ -303,19 +389,26 @@ def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
 
 
 def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
-    """``left of the plate and the bowl``: a noun phrase coordinated with the object of the
-    last relation shares that relation."""
+    """``left of the plate and the bowl``, ``with cups , plates and bowls``: a noun phrase
+    coordinated with the object of the last relation (by ``and`` or by a comma of a
+    list) shares that relation, and is the object the next conjunct is coordinated
+    with."""
     r = a.last_rel
-    if _after_conjunction(a) and r is not None and r.object == a.conj_np:
+    if (_after_conjunction(a) or _after_list_comma(a, ci)) and r is not None \
+            and r.object == a.conj_np:
         a.relate(r.subject, e, r.start, r.end)
+        a.last_rel = _Relation(r.subject, e, r.start, r.end, r.verb)
         return True
     return False
 
 
 def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
-    """``a dog and a cat on a couch``: before any relation, coordinated noun phrases before
-    a relation are partners that share it (linked by ``and`` if no relation follows)."""
-    if _after_conjunction(a) and a.last_rel is None and a.next_kind(ci) == REL:
+    """``a dog and a cat on a couch``, ``a dog , a cat and a bird on a couch``: before any
+    relation, coordinated noun phrases before a relation (by ``and``, or by the commas
+    of a list that ``and`` ends) are partners that share it (linked by ``and`` if no
+    relation follows)."""
+    if a.last_rel is None and ((_after_conjunction(a) and a.next_kind(ci) == REL)
+                               or _after_list_comma(a, ci)):
         a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
         return True
     return False
@@ -539,6 +632,19 @@ def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+def list_comma(a: Attacher, c: Chunk, ci: int) -> bool:
+    """A comma right after a noun phrase that is not only attributes (``a dog , a cat and
+    a bird``; not ``small , black wheels``) may separate the items of a list: the phrase
+    is remembered like one before ``and`` (:func:`_after_list_comma`)."""
+    if a.prev == NP and ci > 0 and a.chunks[ci - 1].kind == NP \
+            and not a.chunks[ci - 1].attr_only:
+        a.comma_np = a.conj_np = a.last_np
+        a.conj_span = (c.start, c.end)
+    else:
+        a.comma_np = -1
+    return True
+
+
 def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
     """``.`` ``!`` ``?`` end the sentence: a relation still without an object is dropped
     (with a warning), and the next noun phrase starts a new clause."""
@@ -604,13 +710,13 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, noun_phrase],
+    NP: [attributes_after_copula, it_of_has_on_it, pronoun_object, noun_phrase],
     REL: [verb_of_object_relative, coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],
     PRON: [second_relative_clause, relative_pronoun],
     CONJ: [conjunction],
-    SOFT: [],  # a comma changes nothing but ``prev`` (see Attacher.run)
+    SOFT: [list_comma],
     HARD: [sentence_end],
     THERE: [there_is],
 }

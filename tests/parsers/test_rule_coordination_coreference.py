@@ -1,0 +1,94 @@
+"""Lists joined by commas and pronouns that stand for an earlier entity (``rule``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import parsers
+
+
+@pytest.fixture(scope="module")
+def rule():
+    return parsers.load("rule")
+
+
+def _triples(graph):
+    ents = graph.entities
+    return {(ents[r.subject].head, r.text, ents[r.object].head) for r in graph.relations}
+
+
+@pytest.mark.parametrize("text, triples", [
+    ("a dog, a cat and a bird on a couch",
+     {("dog", "on", "couch"), ("cat", "on", "couch"), ("bird", "on", "couch")}),
+    ("a dog , a cat , a bird and a fish under the table",
+     {("dog", "under", "table"), ("cat", "under", "table"), ("bird", "under", "table"),
+      ("fish", "under", "table")}),
+    ("two boys, a girl and their mother sitting on a bench",
+     {("boys", "sitting on", "bench"), ("girl", "sitting on", "bench"),
+      ("mother", "sitting on", "bench")}),
+    ("a table with cups, plates and bowls",
+     {("table", "with", "cups"), ("table", "with", "plates"), ("table", "with", "bowls")}),
+    ("a shelf holding books , vases and a clock",
+     {("shelf", "holding", "books"), ("shelf", "holding", "vases"),
+      ("shelf", "holding", "clock")}),
+])
+def test_comma_lists_share_their_relation(rule, text, triples):
+    result = rule.analyse(text)
+    assert _triples(result.graph) == triples
+    assert all(r.text for r in result.graph.relations)
+
+
+def test_commas_that_are_not_lists_keep_their_reading(rule):
+    # two clauses: the comma joins no list
+    g = rule.parse("a man on a bench, a dog on the grass")
+    assert {("man", "on", "bench"), ("dog", "on", "grass")} <= _triples(g)
+    assert ("man", "on", "dog") not in _triples(g) and ("bench", "on", "grass") not in _triples(g)
+    # attributes before a comma are no list item
+    g = rule.parse("small , black wheels on the bottom of the plane")
+    assert ("small", "on the bottom of", "plane") not in _triples(g)
+    assert ("wheels", "on the bottom of", "plane") in _triples(g)
+    # a sentence-initial relation takes the phrase after the comma as its subject
+    g = rule.parse("To the left of the plate, a cup")
+    assert _triples(g) == {("cup", "To the left of", "plate")}
+    # a list without relation is linked by its conjunction
+    g = rule.parse("a dog, a cat and a bird")
+    assert len(g.relations) == 2 and all(r.text == "and" for r in g.relations)
+
+
+@pytest.mark.parametrize("text, triples, entities", [
+    ("a hot dog with mustard on it", {("mustard", "on", "hot dog")}, 2),
+    ("suit cases with luggage tags on them", {("tags", "on", "cases")}, 2),
+    ("a man holding a phone and looking at it",
+     {("man", "holding", "phone"), ("man", "looking at", "phone")},
+     3),  # the tree already joins man and phone: "it" stays an entity, with the phone's head
+    ("a girl next to a bicycle and leaning on it",
+     {("girl", "next to", "bicycle"), ("girl", "leaning on", "bicycle")}, 3),
+    ("a cat looking at a mouse and chasing it",
+     {("cat", "looking at", "mouse"), ("cat", "chasing", "mouse")}, 3),
+    ("a boy standing next to a dog and petting him",
+     {("boy", "standing next to", "dog"), ("boy", "petting", "dog")}, 3),
+    ("elephants and people guiding them at an intersection",
+     {("people", "guiding", "elephants"), ("elephants", "at", "intersection")}, 3),
+])
+def test_pronoun_objects_resolve_to_their_antecedent(rule, text, triples, entities):
+    g = rule.parse(text)
+    assert _triples(g) == triples
+    assert len(g.entities) == entities
+    # a pronoun is merged into its antecedent or keeps the antecedent's head
+    assert not any(e.head.lower() in ("it", "them", "him") for e in g.entities)
+
+
+def test_a_pronoun_that_would_close_a_cycle_takes_its_antecedents_head(rule):
+    g = rule.parse("a woman has a plate in front of her")
+    her = next(e for e in g.entities if e.text == "her")
+    assert her.head == "woman"
+    assert ("plate", "in front of", "woman") in _triples(g)
+    g = rule.parse("three people enjoying themselves on the beach")
+    assert ("people", "enjoying", "people") in _triples(g)
+    assert g.entities[0].head == "people"
+
+
+def test_a_pronoun_without_antecedent_stays_an_entity(rule):
+    g = rule.parse("a dog looking at him")
+    assert [e.text for e in g.entities] == ["a dog", "him"]
+    assert g.entities[1].head == "him"
