@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
 import json
 import math
 import random
@@ -48,7 +49,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,8 @@ __all__ = [
     "run_experiment",
     "aggregate",
     "default_experiment_path",
+    "Claim",
+    "ci95",
 ]
 
 DEFAULT_EXPERIMENT = "lengthgen.yaml"
@@ -109,6 +112,26 @@ def default_experiment_path() -> Path:
 
 
 # ------------------------------------------------------------------ config
+@dataclass(frozen=True)
+class Claim:
+    """The paper's claim as the summary's verdict judges it (points, on the 0-100 scale).
+
+    On every subset trained on short expressions (a ``train_subset``), the verdict says
+    whether ``model``'s out-of-distribution drop (ID - OOD) is at most ``max_drop`` on
+    Match and on Grounding, and whether its OOD figures are at least ``min_margin``
+    above ``baseline``'s; each by the 95% confidence interval over seeds (the t
+    interval of the mean, paired by seed for the margin).  The margin is judged only
+    when the baseline learned: its in-distribution Match and Grounding are at least
+    ``min_id``.
+    """
+
+    model: str = "rcrn"
+    baseline: str = "cross_encoder"
+    max_drop: float = 5.0
+    min_margin: float = 10.0
+    min_id: float = 85.0
+
+
 @dataclass
 class Experiment:
     """A resolved experiment config (see the module docstring for the YAML form).
@@ -124,7 +147,7 @@ class Experiment:
         keep_checkpoints: keep each run's ``last.pt``.
         word_bin: width of the word-length buckets (aligned so that the word
             threshold is a bucket edge).
-        claim_model / claim_baseline: the models compared in the summary's claim lines.
+        claim: the claim the summary's verdict judges (:class:`Claim`).
         source: where the config came from.
     """
 
@@ -134,16 +157,14 @@ class Experiment:
     seeds: list[int]
     keep_checkpoints: bool = True
     word_bin: int = 4
-    claim_model: str = "rcrn"
-    claim_baseline: str = "cross_encoder"
+    claim: Claim = field(default_factory=lambda: Claim())
     source: str = "<dict>"
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "base": self.base, "models": self.models,
                 "subsets": self.subsets, "seeds": self.seeds,
                 "keep_checkpoints": self.keep_checkpoints,
-                "buckets": {"word_bin": self.word_bin},
-                "claim": {"model": self.claim_model, "baseline": self.claim_baseline}}
+                "buckets": {"word_bin": self.word_bin}, "claim": asdict(self.claim)}
 
 
 def _resolve_base(base: Any, where: Path, name: str) -> Path:
@@ -305,15 +326,28 @@ def load_experiment(source: str | Path | dict[str, Any],
     word_bin = buckets.get("word_bin", 4)
     if isinstance(word_bin, bool) or not isinstance(word_bin, int) or word_bin < 1:
         raise ConfigError(f"{name}: buckets.word_bin must be an integer >= 1, got {word_bin!r}")
-    claim = data.get("claim") or {}
-    if not isinstance(claim, dict) or set(claim) - {"model", "baseline"} \
-            or not all(isinstance(v, str) for v in claim.values()):
-        raise ConfigError(f"{name}: 'claim' takes model and baseline names (e.g. claim: "
-                          f"{{model: rcrn, baseline: cross_encoder}}), got {claim!r}")
     return Experiment(base=base, models=resolved_models, subsets=resolved_subsets,
                       seeds=list(seeds), keep_checkpoints=keep, word_bin=word_bin,
-                      claim_model=claim.get("model", "rcrn"),
-                      claim_baseline=claim.get("baseline", "cross_encoder"), source=name)
+                      claim=_claim(name, data.get("claim")), source=name)
+
+
+def _claim(name: str, claim: Any) -> Claim:
+    claim = {} if claim is None else claim
+    fields_ = {f.name: f.type for f in dataclasses.fields(Claim)}
+    if not isinstance(claim, dict) or set(claim) - set(fields_):
+        raise ConfigError(f"{name}: 'claim' takes {', '.join(fields_)} (e.g. claim: "
+                          f"{{model: rcrn, baseline: cross_encoder, max_drop: 5}}), "
+                          f"got {claim!r}")
+    for key, value in claim.items():
+        text = key in ("model", "baseline")
+        ok = (isinstance(value, str) and bool(value) if text else
+              isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value) and value >= 0)
+        if not ok:
+            raise ConfigError(f"{name}: claim.{key} must be "
+                              f"{'a model name' if text else 'a number of points >= 0'}, "
+                              f"got {value!r}")
+    return Claim(**claim)
 
 
 def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str, Any]:
@@ -872,52 +906,114 @@ def _describe_subset(spec: dict[str, Any]) -> str:
     return ", ".join(bits) or "whole train split"
 
 
+#: Two-sided 95% quantiles of Student's t, t(0.975, df) for df = 1..30 (1.96 beyond).
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201,
+         2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074,
+         2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def ci95(values: Iterable[float | None]) -> tuple[float, float, float] | None:
+    """The mean of ``values`` and its 95% confidence interval ``(mean, lo, hi)`` (the
+    t interval over the values, e.g. seeds); None with fewer than two values."""
+    mean, std, n = _stats(values)
+    if mean is None or n < 2 or std is None:
+        return None
+    half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * std / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def _ci_text(ci: tuple[float, float, float] | None, values: Sequence[float | None],
+             signed: bool = False) -> str:
+    if ci is None:
+        return _pm(values, signed=signed) + " (one seed: no interval)"
+    mean, lo, hi = (100 * v for v in ci)
+    sign = "+" if signed else ""
+    return f"{mean:{sign}.1f} [{lo:{sign}.1f}, {hi:{sign}.1f}]"
+
+
+def _judge(ci: tuple[float, float, float] | None, bound: float, at_most: bool) -> str:
+    """Whether a 95% interval (fractions) lies on the claimed side of ``bound`` (points)."""
+    if ci is None:
+        return "undecided (one seed)"
+    lo, hi = 100 * ci[1], 100 * ci[2]
+    holds, refuted = (hi <= bound, lo > bound) if at_most else (lo >= bound, hi < bound)
+    return "holds" if holds else "refuted" if refuted else "undecided (the interval " \
+        "contains the bound)"
+
+
+def _drops(rs: Sequence[dict[str, Any]], rate: str) -> list[float | None]:
+    return [None if _part(r, "in_distribution", rate) is None
+            or _part(r, "out_of_distribution", rate) is None
+            else _part(r, "in_distribution", rate) - _part(r, "out_of_distribution", rate)
+            for r in rs]
+
+
+def _paired(ra: Sequence[dict[str, Any]], rb: Sequence[dict[str, Any]], rate: str
+            ) -> list[float | None]:
+    """OOD ``rate`` of ``ra`` minus ``rb``'s, seed by seed (the seeds both have)."""
+    seeds_b = {r["seed"]: r for r in rb}
+    out: list[float | None] = []
+    for x in ra:
+        y = seeds_b.get(x["seed"])
+        if y is None:
+            continue
+        a, b = _part(x, "out_of_distribution", rate), _part(y, "out_of_distribution", rate)
+        out.append(None if a is None or b is None else a - b)
+    return out
+
+
 def _claim_lines(exp: Experiment, groups: list[tuple[str, str, list[dict[str, Any]]]]
                  ) -> list[str]:
-    lines = ["## Claims", ""]
+    """The verdict on the claim (:class:`Claim`) for every length subset, then every
+    model's OOD drop with its 95% interval."""
+    claim = exp.claim
+    a, b = claim.model, claim.baseline
     by = {(m, s): rs for m, s, rs in groups}
-    a, b = exp.claim_model, exp.claim_baseline
-    compared = False
-    for subset in dict.fromkeys(s for _, s, _ in groups):
+    lines = ["## Verdict", "",
+             f"Claim: trained on short expressions, {a} loses at most {claim.max_drop:g} "
+             f"points out of distribution (ID - OOD) on Match and on Grounding, and its "
+             f"OOD figures are at least {claim.min_margin:g} points above {b}'s, which "
+             f"must first reach {claim.min_id:g}% in distribution on both. Each figure: "
+             "mean [95% confidence interval over seeds], points; the margin is paired by "
+             "seed. *Holds* / *refuted*: the whole interval is on that side of the bound.",
+             ""]
+    judged = False
+    for subset, spec in exp.subsets.items():
         ra, rb = by.get((a, subset)), by.get((b, subset))
-        if not ra or not rb:
+        if not spec["train_subset"] or not ra:
             continue
-        compared = True
-        seeds_b = {r["seed"]: r for r in rb}
-        paired = [(x, seeds_b[x["seed"]]) for x in ra if x["seed"] in seeds_b]
-        cells = []
+        judged = True
+        lines.append(f"`{subset}` (ID / OOD by {ra[0]['length']}, {len(ra)} seed(s)):")
         for rate in ("match", "grounding"):
-            if paired:
-                diffs = [None if _part(x, "out_of_distribution", rate) is None
-                         or _part(y, "out_of_distribution", rate) is None
-                         else _part(x, "out_of_distribution", rate)
-                         - _part(y, "out_of_distribution", rate) for x, y in paired]
-                cells.append(f"{RATE_TITLES[rate]} {_pm(diffs, signed=True)} pts")
-            else:
-                ma = _stats(_part(x, "out_of_distribution", rate) for x in ra)[0]
-                mb = _stats(_part(y, "out_of_distribution", rate) for y in rb)[0]
-                cells.append(f"{RATE_TITLES[rate]} "
-                             + ("–" if ma is None or mb is None else f"{100 * (ma - mb):+.1f}")
-                             + " pts")
-        how = (f"paired by seed over {len(paired)} seed(s)" if paired
-               else "difference of means; no common seeds")
-        lines.append(f"- {a} − {b}, OOD on `{subset}` (by {ra[0]['length']}): "
-                     + ", ".join(cells) + f" ({how})")
-    if not compared:
-        have = sorted({m for m, _, _ in groups})
-        missing = [x for x in (a, b) if x not in have]
-        lines.append(f"- {a} − {b}: not compared"
-                     + (f" ({', '.join(missing)} has no results)" if missing
-                        else " (no subset where both ran)"))
-    lines += ["", "OOD drop (ID − OOD, points; mean ± std over seeds):", ""]
+            drops = _drops(ra, rate)
+            ci = ci95(drops)
+            lines.append(f"- {a} OOD drop, {RATE_TITLES[rate]}: {_ci_text(ci, drops)} "
+                         f"(<= {claim.max_drop:g}): **{_judge(ci, claim.max_drop, True)}**")
+        if not rb:
+            lines.append(f"- {a} - {b}: not judged ({b} has no results on `{subset}`)")
+            continue
+        learned = {rate: _stats(_part(r, "in_distribution", rate) for r in rb)[0]
+                   for rate in ("match", "grounding")}
+        shown = ", ".join(f"{RATE_TITLES[k]} " + ("–" if v is None else f"{100 * v:.1f}")
+                          for k, v in learned.items())
+        if any(v is None or 100 * v < claim.min_id for v in learned.values()):
+            lines.append(f"- {a} - {b}: not judged: {b} did not learn (ID {shown}; "
+                         f"both must reach {claim.min_id:g})")
+            continue
+        lines.append(f"- {b} learned: ID {shown}")
+        for rate in ("match", "grounding"):
+            diffs = _paired(ra, rb, rate)
+            ci = ci95(diffs)
+            lines.append(f"- {a} - {b}, OOD {RATE_TITLES[rate]}: "
+                         f"{_ci_text(ci, diffs, signed=True)} (>= {claim.min_margin:g}): "
+                         f"**{_judge(ci, claim.min_margin, False)}**")
+    if not judged:
+        lines.append(f"- not judged: {a} has no results on a subset of short expressions")
+    lines += ["", "OOD drop of every model (ID - OOD, points; mean [95% interval over "
+              "seeds]):", ""]
     for m, s, rs in groups:
-        cells = []
-        for rate in ("match", "grounding", "mrr"):
-            drops = [None if _part(r, "in_distribution", rate) is None
-                     or _part(r, "out_of_distribution", rate) is None
-                     else _part(r, "in_distribution", rate) - _part(r, "out_of_distribution", rate)
-                     for r in rs]
-            cells.append(f"{RATE_TITLES[rate]} {_pm(drops)}")
+        cells = [f"{RATE_TITLES[rate]} {_ci_text(ci95(_drops(rs, rate)), _drops(rs, rate))}"
+                 for rate in ("match", "grounding", "mrr")]
         lines.append(f"- {m} / {s}: " + ", ".join(cells))
     return lines
 

@@ -14,6 +14,10 @@ import yaml
 
 from rcrn import programs as P
 from rcrn.cli.lengthgen import (
+    Claim,
+    Experiment,
+    ci95,
+    format_summary,
     load_experiment,
     run_config,
     run_experiment,
@@ -99,8 +103,9 @@ def test_every_run_writes_its_result_and_the_aggregates(done, capsys):
     for model in ("rcrn", "no_top_down"):
         for subset in ("len_words", "uniform_50"):
             assert f"| {model} | {subset} | 2 |" in summary
-    assert "rcrn − no_top_down, OOD on `len_words`" in summary
-    assert "paired by seed over 2 seed(s)" in summary
+    assert "## Verdict" in summary and "`len_words` (ID / OOD by words, 2 seed(s)):" in summary
+    assert "- rcrn OOD drop, Match: " in summary
+    assert "no_top_down did not learn" in summary   # two steps of training
     assert "- rcrn / len_words: Match" in summary
 
 
@@ -194,7 +199,7 @@ def test_a_changed_config_is_refused_then_retrained(dataset, tmp_path):
     assert len(words) <= 2 and words[0]["hi"] == result["thresholds"]["max_words"]
     # no fraction subset and no baseline: the plot is skipped, the claim says why
     assert "accuracy_vs_train_size.png" in wide.summary
-    assert "no_top_down has no results" in wide.summary
+    assert "not judged: rcrn has no results on a subset of short expressions" in wide.summary
 
 
 def test_a_model_of_another_arch_trains_with_its_own_model_section(dataset, tmp_path):
@@ -340,3 +345,75 @@ def test_an_interrupted_run_continues_from_its_checkpoint(dataset, tmp_path, mon
     said = run_experiment(config, tmp_path / "stopped", overrides=steps + ["train.lr=0.01"],
                           progress=False, log=lambda s: None)
     assert said.outcomes[0].status == "trained"
+
+
+def test_the_95_percent_interval_is_the_t_interval_of_the_mean():
+    mean, lo, hi = ci95([0.01, 0.02, 0.03])
+    assert mean == pytest.approx(0.02)
+    assert hi - mean == pytest.approx(4.303 * 0.01 / 3 ** 0.5, rel=1e-4)
+    assert lo == pytest.approx(2 * mean - hi)
+    assert ci95([0.5]) is None and ci95([None, 0.4]) is None
+    stats = pytest.importorskip("scipy.stats")
+    values = [0.1, 0.3, 0.2, 0.6, 0.4, 0.5, 0.9, 0.2]
+    half = stats.t.ppf(0.975, len(values) - 1) * stats.sem(values)
+    assert ci95(values)[2] - ci95(values)[0] == pytest.approx(half, rel=1e-3)
+
+
+def _result(model: str, seed: int, id_: tuple[float, float], ood: tuple[float, float]
+            ) -> dict:
+    def part(match: float, grounding: float) -> dict:
+        return {"match": match / 100, "grounding": grounding / 100, "mrr": grounding / 100}
+
+    return {"model": model, "subset": "len_words", "seed": seed, "train_size": 100,
+            "length": "words", "threshold": 16, "thresholds": {"max_words": 16,
+                                                               "max_relations": 2},
+            "wall_time_s": 10.0, "buckets": {"words": [], "relations": []},
+            "parts": {"in_distribution": part(*id_), "out_of_distribution": part(*ood),
+                      "full": part(*ood)}}
+
+
+def _verdict(results: list[dict]) -> list[str]:
+    exp = Experiment(base={}, models={"rcrn": {}, "ce": {}},
+                     subsets={"len_words": {"train_subset": "len_words", "fraction": None,
+                                            "length": "words"}},
+                     seeds=[0, 1, 2], claim=Claim(model="rcrn", baseline="ce"))
+    summary = format_summary(exp, results)
+    return [line for line in summary.splitlines() if "**" in line or "not judged" in line
+            or "learned" in line]
+
+
+def test_the_verdict_judges_the_drop_and_the_margin_by_their_intervals():
+    # RCRN drops 2-3 points; the baseline learned (ID 90) and falls to 60-70 OOD
+    good = [_result("rcrn", k, (95, 95), (95 - d, 94 - d)) for k, d in enumerate((2, 2.5, 3))]
+    ce = [_result("ce", k, (90, 90), (70 - k * 5, 66 - k * 3)) for k in range(3)]
+    lines = _verdict(good + ce)
+    assert lines[0] == "- rcrn OOD drop, Match: 2.5 [1.3, 3.7] (<= 5): **holds**"
+    # drops of 2, 3 and 4 points: the interval [0.5, 5.5] contains the bound
+    near = [_result("rcrn", k, (95, 95), (95 - d, 95 - d)) for k, d in enumerate((2, 3, 4))]
+    assert "[0.5, 5.5] (<= 5): **undecided" in _verdict(near + ce)[0]
+    assert "- ce learned: ID Match 90.0, Grounding 90.0" in lines
+    assert all("**holds**" in line for line in lines if "rcrn - ce" in line)
+    # a drop of 10-12 points refutes the first part
+    bad = [_result("rcrn", k, (95, 95), (95 - d, 95 - d)) for k, d in enumerate((10, 11, 12))]
+    assert "**refuted**" in _verdict(bad + ce)[0]
+    # a drop of 1-9 points: the interval contains the bound
+    wide = [_result("rcrn", k, (95, 95), (95 - d, 95 - d)) for k, d in enumerate((1, 5, 9))]
+    assert "**undecided (the interval contains the bound)**" in _verdict(wide + ce)[0]
+    # a baseline that did not learn is not compared
+    chance = [_result("ce", k, (50, 17), (50, 17)) for k in range(3)]
+    lines = _verdict(good + chance)
+    assert any("not judged: ce did not learn (ID Match 50.0, Grounding 17.0; both must "
+               "reach 85)" in line for line in lines)
+    assert not any("rcrn - ce, OOD" in line for line in lines)
+    # one seed: no interval, no decision
+    assert "undecided (one seed)" in _verdict(good[:1] + ce[:1])[0]
+
+
+def test_claim_bounds_are_read_and_checked(dataset):
+    exp = load_experiment(experiment(dataset, claim={"model": "rcrn", "baseline":
+                                                     "no_top_down", "max_drop": 3}))
+    assert exp.claim == Claim("rcrn", "no_top_down", max_drop=3)
+    with pytest.raises(ConfigError, match=r"claim\.min_margin must be a number of points"):
+        load_experiment(experiment(dataset, claim={"min_margin": "ten"}))
+    with pytest.raises(ConfigError, match="'claim' takes model, baseline, max_drop"):
+        load_experiment(experiment(dataset, claim={"modle": "x"}))
