@@ -37,7 +37,6 @@ captions whose relation set is exactly right.
 from __future__ import annotations
 
 import csv
-import json
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -60,7 +59,6 @@ __all__ = [
     "score_triples",
     "evaluate_parser",
     "parse_all",
-    "WHATSUP_PREPOSITIONS",
     "FactualItem",
     "lemma",
     "head_key",
@@ -73,13 +71,6 @@ __all__ = [
     "score_sets",
     "evaluate_factual",
 ]
-
-WHATSUP_PREPOSITIONS = ("to the left of", "to the right of", "in front of", "behind", "on",
-                        "under", "left of", "right of", "above", "below")
-_WHATSUP_RE = re.compile(
-    r"^\s*an?\s+(.+?)\s+(" + "|".join(re.escape(p) for p in WHATSUP_PREPOSITIONS)
-    + r")\s+an?\s+(.+?)\s*\.?\s*$", re.IGNORECASE)
-
 
 class DataError(RcrnError, ValueError):
     """A benchmark file is missing or malformed; the message names the file and line/record."""
@@ -115,68 +106,51 @@ def _files(root: Path, pattern: str, what: str) -> list[Path]:
     return files
 
 
+def _without_article(phrase: str) -> str:
+    words = phrase.split()
+    return " ".join(words[1:] if words and words[0].lower() in ("a", "an", "the") else words)
+
+
 def read_vsr_captions(root: str | Path) -> list[GoldTriple]:
-    """Gold triples of every caption of a VSR jsonl file or of every jsonl under a folder."""
-    items = []
-    for path in _files(Path(root), "*.jsonl", "VSR"):
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: cannot read ({exc})") from exc
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{where}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(rec, dict) or not isinstance(rec.get("caption"), str) \
-                    or not isinstance(rec.get("relation"), str):
-                raise DataError(f"{where}: a VSR record needs string fields 'caption' and "
-                                f"'relation'")
-            caption, rel = rec["caption"], rec["relation"]
-            m = re.match(r"^\s*the\s+(.+?)\s+(?:is\s+)?" + re.escape(rel)
-                         + r"\s+the\s+(.+?)\s*\.?\s*$", caption, re.IGNORECASE)
-            if not m:
-                raise DataError(f"{where}: caption {caption!r} does not follow the template "
-                                f"'The SUBJ (is) {rel} the OBJ.'")
-            items.append(GoldTriple(caption, m.group(1), rel, m.group(2), where))
-    return items
+    """Gold triples of every caption of a VSR jsonl file or of every jsonl under a folder,
+    read by the VSR adapter (``benchmarks.vsr.read_records``: its template, its errors)."""
+    from benchmarks.vsr import read_records
+
+    return [GoldTriple(item.caption, item.subject, item.relation, item.object,
+                       f"{path}:{item.line}")
+            for path in _files(Path(root), "*.jsonl", "VSR") for item in read_records(path)]
 
 
 def read_whatsup_captions(root: str | Path) -> list[GoldTriple]:
-    """Gold triples of all caption options of What'sUp Controlled_Images JSON files.
+    """Gold triples of all caption options of What'sUp Controlled_Images JSON files, read
+    and split into subject, relation and object by the What'sUp adapter
+    (``benchmarks.whatsup``: the file name gives the split).
 
-    ``root`` is one JSON file (an array of ``{image_path, caption_options}``) or a
-    folder, of which the ``controlled*.json`` files are read.
+    ``root`` is one JSON file or a folder, of which the ``controlled*.json`` files are read.
     """
+    from benchmarks.whatsup import WhatsUpBenchmark
+
     root = Path(root)
     files = _files(root, "controlled*.json", "What'sUp") if root.is_dir() else _files(
         root, "*.json", "What'sUp")
     items = []
     for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: cannot read ({exc})") from exc
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(data, list):
-            raise DataError(f"{path}: expected a JSON array of {{image_path, caption_options}}")
-        for r, rec in enumerate(data):
-            where = f"{path}#{r}"
-            if not isinstance(rec, dict) or not isinstance(rec.get("caption_options"), list):
-                raise DataError(f"{where}: record has no 'caption_options' list")
-            for k, caption in enumerate(rec["caption_options"]):
-                if not isinstance(caption, str):
-                    raise DataError(f"{where}.{k}: caption option is not a string")
-                m = _WHATSUP_RE.match(caption)
-                if not m:
-                    raise DataError(f"{where}.{k}: caption {caption!r} does not follow the "
-                                    f"template 'A SUBJ REL a OBJ'")
-                items.append(GoldTriple(caption, m.group(1), m.group(2).lower(), m.group(3),
-                                        f"{where}.{k}"))
+        for item in WhatsUpBenchmark(path).items:
+            for k, caption in enumerate(item.options):
+                where = f"{path}#{item.index}.{k}"
+                try:
+                    graph = item.graph(k)
+                except ValueError as exc:
+                    raise DataError(f"{where}: {exc}") from exc
+                if len(graph.relations) != 1:
+                    raise DataError(f"{where}: caption {caption!r} names no relation between "
+                                    "two objects")
+                rel = graph.relations[0]
+                items.append(GoldTriple(caption,
+                                        _without_article(graph.entities[rel.subject].text),
+                                        rel.text.lower(),
+                                        _without_article(graph.entities[rel.object].text),
+                                        where))
     return items
 
 

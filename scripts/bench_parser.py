@@ -25,8 +25,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
-from parsers.evaluate import DataError, read_vsr_captions  # noqa: E402
+from parsers.evaluate import read_vsr_captions  # noqa: E402
 from parsers.lexicon import VSR_RELATIONS  # noqa: E402
+from rcrn.errors import RcrnError  # noqa: E402
 
 DEFAULT_ROOT = REPO / ".." / "shared" / "samples" / "vsr"
 
@@ -36,7 +37,7 @@ def captions(root: Path | None) -> tuple[list[str], str]:
     if path.exists():
         try:
             return [t.text for t in read_vsr_captions(path)], str(path.resolve())
-        except DataError as exc:
+        except RcrnError as exc:
             raise SystemExit(f"bench_parser: {exc}") from exc
     if root is not None:
         raise SystemExit(f"bench_parser: {root} does not exist")

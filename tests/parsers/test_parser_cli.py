@@ -75,7 +75,8 @@ def _vsr_fixture(tmp_path: Path) -> Path:
             {"caption": "The train contains the laptop.", "relation": "contains", "label": 0},
             {"caption": "The teddy bear is at the left side of the bed.",
              "relation": "at the left side of", "label": 1}]
-    (folder / "dev.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    (folder / "dev.jsonl").write_text("\n".join(json.dumps({"image": f"{i:012d}.jpg", **r})
+                                                for i, r in enumerate(recs)) + "\n")
     return folder
 
 
@@ -107,18 +108,21 @@ def test_parse_eval_whatsup(tmp_path, capsys):
 
 def test_parse_eval_bad_input_names_file_and_line(tmp_path, capsys):
     bad = tmp_path / "broken.jsonl"
-    bad.write_text('{"caption": "The cat is under the table.", "relation": "under"}\n{oops\n')
+    record = {"image": "1.jpg", "label": 1, "caption": "The cat is under the table.",
+              "relation": "under"}
+    bad.write_text(json.dumps(record) + "\n{oops\n")
     assert run(["parse-eval", "--benchmark", "vsr", "--root", str(bad)]) == 2
-    assert "broken.jsonl:2: not valid JSON" in capsys.readouterr().err
-    bad.write_text('{"caption": "A cat sits.", "relation": "under"}\n')
+    assert "broken.jsonl line 2: invalid JSON" in capsys.readouterr().err
+    bad.write_text(json.dumps(dict(record, caption="A cat sits.")) + "\n")
     assert run(["parse-eval", "--benchmark", "vsr", "--root", str(bad)]) == 2
-    assert "broken.jsonl:1: caption 'A cat sits.' does not follow" in capsys.readouterr().err
+    assert "broken.jsonl line 1: caption 'A cat sits.' does not" in capsys.readouterr().err
     assert run(["parse-eval", "--benchmark", "vsr", "--root", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    wu = tmp_path / "w.json"
-    wu.write_text(json.dumps([{"image_path": "x", "caption_options": ["Two mugs"]}]))
+    wu = tmp_path / "controlled_images_w.json"
+    wu.write_text(json.dumps([{"image_path": "mug_on_table.jpg",
+                               "caption_options": ["Two mugs", "A mug under a table"]}]))
     assert run(["parse-eval", "--benchmark", "whatsup", "--root", str(wu)]) == 2
-    assert "w.json#0.0" in capsys.readouterr().err
+    assert "controlled_images_w.json#0.0: caption 'Two mugs'" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
