@@ -19,6 +19,8 @@ and every model's ID - OOD drop with 95% intervals over seeds) and
 OUT/accuracy_vs_{length,relations,train_size}.png.  Runs whose result.json was
 made with the same config are not repeated and an interrupted run continues from
 its last checkpoint, so an interrupted experiment resumes where it stopped.
+Before training, the time of the runs and of the full grid is estimated from a
+short probe of every model and printed (and given in summary.md).
 
 key=value overrides: keys starting with an experiment key (models., subsets.,
 seeds, keep_checkpoints, buckets., claim.) change the experiment config; any
@@ -28,6 +30,7 @@ config."""
 EPILOG = """\
 Examples:
   rcrn lengthgen --out runs/lengthgen                     # the packaged lengthgen.yaml
+  rcrn lengthgen --quick                                  # its reduced grid
   rcrn lengthgen --config my.yaml --out runs/lg --models rcrn --seeds 0
   rcrn lengthgen --out runs/lg --dry-run                  # what is done / still to train
   rcrn lengthgen --out runs/lg train.steps=200 keep_checkpoints=false"""
@@ -42,7 +45,12 @@ def _default_config() -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None,
                    help="experiment YAML (default: the packaged lengthgen.yaml)")
-    p.add_argument("--out", default="runs/lengthgen", help="output folder")
+    p.add_argument("--out", default=None,
+                   help="output folder (default runs/lengthgen, runs/lengthgen-quick with "
+                        "--quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="run the config's reduced 'quick' grid (the packaged one: about 20 "
+                        "minutes on a 2-core CPU)")
     p.add_argument("--models", nargs="+", metavar="NAME", help="only these model entries")
     p.add_argument("--subsets", nargs="+", metavar="NAME", help="only these subsets")
     p.add_argument("--seeds", nargs="+", metavar="SEED",
@@ -80,10 +88,12 @@ def _lengthgen(args: argparse.Namespace) -> int:
             seeds = [int(s) for s in seed_names]
         except ValueError as exc:
             raise CommandError(f"--seeds takes integers, got {seed_names}") from exc
-    report = run_experiment(args.config or _default_config(), args.out, overrides=overrides,
+    out = args.out or ("runs/lengthgen-quick" if args.quick else "runs/lengthgen")
+    report = run_experiment(args.config or _default_config(), out, overrides=overrides,
                             models=models, subsets=subsets, seeds=seeds,
                             rerun_changed=args.rerun_changed, progress=not args.quiet,
-                            dry_run=args.dry_run, aggregate_only=args.aggregate_only)
+                            dry_run=args.dry_run, aggregate_only=args.aggregate_only,
+                            quick=args.quick)
     if args.dry_run:
         return 0
     print()

@@ -42,14 +42,17 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import itertools
 import json
 import math
 import random
 import re
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -86,7 +89,11 @@ __all__ = [
 DEFAULT_EXPERIMENT = "lengthgen.yaml"
 #: Top-level keys of an experiment config.
 EXPERIMENT_KEYS = ("base", "overrides", "models", "subsets", "seeds", "keep_checkpoints",
-                   "buckets", "claim")
+                   "buckets", "claim", "quick")
+#: Keys of the ``quick`` section: the reduced grid of ``rcrn lengthgen --quick``.
+QUICK_KEYS = ("models", "subsets", "seeds", "overrides")
+#: Training steps the time estimate measures per model (after one untimed step).
+PROBE_STEPS = 3
 #: Sections of a training config an entry may set besides the ones its base has.
 TRAINING_SECTIONS = ("seed", "data", "model", "region_encoder", "loss", "train", "eval", "words")
 SUBSET_KEYS = ("train_subset", "fraction", "length")
@@ -148,6 +155,13 @@ class Experiment:
         word_bin: width of the word-length buckets (aligned so that the word
             threshold is a bucket edge).
         claim: the claim the summary's verdict judges (:class:`Claim`).
+        init_from: model -> the model whose run of the same subset and seed initialises
+            its vision-language layers (``model.vl.init``; an entry's ``init_from``).
+        bases: model -> its own training config, for an entry that names a ``base`` of
+            its own (e.g. ``official.yaml``), with ``overrides`` and the command-line
+            training overrides applied as to ``base``.
+        quick: the reduced grid of ``--quick`` (``models``, ``subsets``, ``seeds``,
+            ``overrides``), or None.
         source: where the config came from.
     """
 
@@ -158,13 +172,41 @@ class Experiment:
     keep_checkpoints: bool = True
     word_bin: int = 4
     claim: Claim = field(default_factory=lambda: Claim())
+    init_from: dict[str, str] = field(default_factory=dict)
+    bases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    quick: dict[str, Any] | None = None
     source: str = "<dict>"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "base": self.base, "models": self.models,
+        models = {m: {**e, **({"init_from": self.init_from[m]} if m in self.init_from
+                              else {})} for m, e in self.models.items()}
+        return {"source": self.source, "base": self.base, "model_bases": self.bases,
+                "models": models,
                 "subsets": self.subsets, "seeds": self.seeds,
                 "keep_checkpoints": self.keep_checkpoints,
-                "buckets": {"word_bin": self.word_bin}, "claim": asdict(self.claim)}
+                "buckets": {"word_bin": self.word_bin}, "claim": asdict(self.claim),
+                **({"quick": self.quick} if self.quick is not None else {})}
+
+    def reduced(self) -> Experiment:
+        """The ``quick`` grid: its models, subsets and seeds, its overrides merged over
+        the base (``rcrn lengthgen --quick``)."""
+        if self.quick is None:
+            raise ConfigError(f"{self.source}: no 'quick' section, so --quick has no grid "
+                              "to run")
+        q = self.quick
+        models = {m: self.models[m] for m in q.get("models", self.models)}
+        base = merge(self.base, q.get("overrides") or {})
+        check_config(copy.deepcopy(base))
+        bases = {m: merge(b, q.get("overrides") or {}) for m, b in self.bases.items()
+                 if m in models}
+        for b in bases.values():
+            check_config(copy.deepcopy(b))
+        return dataclasses.replace(
+            self, base=base, models=models, bases=bases,
+            subsets={s: self.subsets[s] for s in q.get("subsets", self.subsets)},
+            seeds=list(q.get("seeds", self.seeds)),
+            init_from={m: src for m, src in self.init_from.items() if m in models},
+            quick=None, source=f"{self.source} (quick)")
 
 
 def _resolve_base(base: Any, where: Path, name: str) -> Path:
@@ -292,14 +334,33 @@ def load_experiment(source: str | Path | dict[str, Any],
         raise ConfigError(f"{name}: 'models' must map at least one model name to a partial "
                           f"training config (e.g. models: {{rcrn: {{}}}}), got {models!r}")
     resolved_models: dict[str, dict[str, Any]] = {}
+    init_from: dict[str, str] = {}
+    bases: dict[str, dict[str, Any]] = {}
     for model_name, entry in models.items():
         _check_name("models", model_name)
         entry = {} if entry is None else entry
         if not isinstance(entry, dict):
             raise ConfigError(f"models.{model_name}: must be a mapping (a partial training "
                               f"config), got {entry!r}")
-        _check_sections(f"models.{model_name}", entry, base)
+        entry = dict(entry)
+        own_base = entry.pop("base", None)
+        if own_base is not None:
+            own = load_config(_resolve_base(own_base, where, f"models.{model_name}.base"))
+            bases[model_name] = apply_overrides(merge(own, section), train_over)
+            check_config(bases[model_name])
+        source = entry.pop("init_from", None)
+        if source is not None:
+            if source not in models or source == model_name:
+                raise ConfigError(f"models.{model_name}.init_from: {source!r} is not another "
+                                  f"model of this experiment ({', '.join(map(str, models))})")
+            init_from[model_name] = source
+        _check_sections(f"models.{model_name}", entry, bases.get(model_name, base))
         resolved_models[model_name] = copy.deepcopy(entry)
+    for model_name, source in init_from.items():
+        if source in init_from:
+            raise ConfigError(f"models.{model_name}.init_from: {source!r} is itself "
+                              "initialised from another model; name a model trained from "
+                              "scratch")
 
     subsets = data.get("subsets")
     if not isinstance(subsets, dict) or not subsets:
@@ -326,9 +387,44 @@ def load_experiment(source: str | Path | dict[str, Any],
     word_bin = buckets.get("word_bin", 4)
     if isinstance(word_bin, bool) or not isinstance(word_bin, int) or word_bin < 1:
         raise ConfigError(f"{name}: buckets.word_bin must be an integer >= 1, got {word_bin!r}")
-    return Experiment(base=base, models=resolved_models, subsets=resolved_subsets,
-                      seeds=list(seeds), keep_checkpoints=keep, word_bin=word_bin,
-                      claim=_claim(name, data.get("claim")), source=name)
+    exp = Experiment(base=base, models=resolved_models, subsets=resolved_subsets,
+                     seeds=list(seeds), keep_checkpoints=keep, word_bin=word_bin,
+                     claim=_claim(name, data.get("claim")), init_from=init_from, bases=bases,
+                     quick=_quick(name, data.get("quick"), resolved_models, resolved_subsets,
+                                  base, init_from),
+                     source=name)
+    return exp
+
+
+def _quick(name: str, quick: Any, models: dict[str, Any], subsets: dict[str, Any],
+           base: dict[str, Any], init_from: dict[str, str]) -> dict[str, Any] | None:
+    if quick is None:
+        return None
+    if not isinstance(quick, dict) or set(quick) - set(QUICK_KEYS):
+        raise ConfigError(f"{name}: 'quick' takes {', '.join(QUICK_KEYS)} (the reduced grid "
+                          f"of --quick), got {quick!r}")
+    for kind, known in (("models", models), ("subsets", subsets)):
+        chosen = quick.get(kind)
+        if chosen is not None and (not isinstance(chosen, list) or not chosen
+                                   or any(c not in known for c in chosen)):
+            raise ConfigError(f"{name}: quick.{kind} must list some of {list(known)}, got "
+                              f"{chosen!r}")
+    chosen = quick.get("models") or list(models)
+    for model in chosen:
+        if model in init_from and init_from[model] not in chosen:
+            raise ConfigError(f"{name}: quick.models lists {model} but not "
+                              f"{init_from[model]}, whose runs initialise it")
+    seeds = quick.get("seeds")
+    if seeds is not None and (not isinstance(seeds, list) or not seeds or any(
+            isinstance(k, bool) or not isinstance(k, int) for k in seeds)):
+        raise ConfigError(f"{name}: quick.seeds must be a non-empty list of integers, got "
+                          f"{seeds!r}")
+    overrides = quick.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"{name}: quick.overrides must be a mapping of training-config "
+                          f"sections, got {overrides!r}")
+    _check_sections("quick.overrides", overrides, base)
+    return copy.deepcopy(quick)
 
 
 def _claim(name: str, claim: Any) -> Claim:
@@ -358,7 +454,7 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
     ``data.seed`` is pinned to the base's data seed, so the dataset (generated
     when absent) does not depend on the run's seed.
     """
-    cfg = copy.deepcopy(exp.base)
+    cfg = copy.deepcopy(exp.bases.get(model, exp.base))
     entry = exp.models[model]
     base_arch = (cfg.get("model") or {}).get("arch", "rcrn")
     entry_model = entry.get("model")
@@ -380,6 +476,31 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
 def _run_key(cfg: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """What a run's result depends on (JSON-normalised, for comparing with result.json)."""
     return json.loads(json.dumps({"config": cfg, "subset": spec}, sort_keys=True, default=str))
+
+
+def _key_of(exp: Experiment, model: str, subset: str, seed: int) -> dict[str, Any]:
+    """The run key, with the key of the run that initialises it (``init_from``): a
+    retrained source retrains the runs it initialises."""
+    key = _run_key(run_config(exp, model, subset, seed), exp.subsets[subset])
+    source = exp.init_from.get(model)
+    if source is not None:
+        key["init_from"] = {"model": source, "key": _key_of(exp, source, subset, seed)}
+    return key
+
+
+def _with_init(exp: Experiment, out: Path, cfg: dict[str, Any], model: str, subset: str,
+               seed: int) -> dict[str, Any]:
+    """``cfg`` with ``model.vl.init`` at the checkpoint of the run that initialises it."""
+    source = exp.init_from.get(model)
+    if source is None:
+        return cfg
+    path = _run_dir(out, source, subset, seed) / "last.pt"
+    if not path.is_file():
+        raise ConfigError(f"models.{model}.init_from: {path} does not exist; train "
+                          f"{source} / {subset} / seed {seed} first (its checkpoint is kept)")
+    vl = cfg.setdefault("model", {}).setdefault("vl", {})
+    vl["init"] = str(path)
+    return cfg
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -555,18 +676,14 @@ def _run_dir(out: Path, model: str, subset: str, seed: int) -> Path:
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return result if isinstance(result, dict) and "key" in result else None
+    result = _read_json(path)
+    return result if result is not None and "key" in result else None
 
 
 def _state(exp: Experiment, out: Path, model: str, subset: str, seed: int
            ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """(``"new"`` | ``"cached"`` | ``"rebucket"`` | ``"changed"``, run key, old result)."""
-    cfg = run_config(exp, model, subset, seed)
-    key = _run_key(cfg, exp.subsets[subset])
+    key = _key_of(exp, model, subset, seed)
     old = _read_result(_run_dir(out, model, subset, seed) / "result.json")
     if old is None:
         return "new", key, None
@@ -623,7 +740,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     run_dir = _run_dir(out, model, subset, seed)
     run_dir.mkdir(parents=True, exist_ok=True)
     interrupted = (run_dir / "last.pt").is_file() and not (run_dir / "result.json").exists()
-    cfg = run_config(exp, model, subset, seed)
+    cfg = _with_init(exp, out, run_config(exp, model, subset, seed), model, subset, seed)
     spec = exp.subsets[subset]
     train = data.train(cfg, spec["train_subset"])
     if spec["fraction"] is not None:
@@ -665,7 +782,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
         **metrics,
     }
     _write_json(run_dir / "result.json", result)
-    if not exp.keep_checkpoints:
+    if not exp.keep_checkpoints and model not in exp.init_from.values():
         (run_dir / "last.pt").unlink(missing_ok=True)
     return result
 
@@ -695,7 +812,7 @@ def _select(kind: str, wanted: Sequence[Any] | None, known: Sequence[Any]) -> li
     if bad:
         raise ConfigError(f"unknown {kind} {bad} (--{kind}); the experiment config defines "
                           f"{list(known)}")
-    return list(dict.fromkeys(wanted))
+    return [k for k in known if k in wanted]   # the config's order
 
 
 def _fmt_part(result: dict[str, Any], part: str) -> str:
@@ -707,11 +824,100 @@ def _fmt_part(result: dict[str, Any], part: str) -> str:
     return f"{PART_TITLES[part]} " + " / ".join(cells)
 
 
+def _probe(cfg: dict[str, Any], train: list[Any], test: list[Any]) -> dict[str, float]:
+    """Seconds per training step (the median of ``PROBE_STEPS`` after an untimed one)
+    and per test item (predicting up to 256) of one run's config."""
+    from rcrn.engine import distributed
+    from rcrn.engine.trainer import Trainer, make_loader, predict
+    from rcrn.losses import loss_terms
+
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = Trainer(cfg, train, tmp)
+        train_cfg = trainer.train
+        step = distributed.training_step(trainer.model,
+                                         partial(loss_terms, cfg=trainer.loss_cfg),
+                                         trainer.loss_cfg, trainer.dist, train_cfg)
+        loader = make_loader(train, trainer.vocab, train_cfg.batch_size, True,
+                             trainer.with_images, seed=0, group_by=train_cfg.group_by)
+        times = []
+        trainer.model.train()
+        for i, batch in zip(range(PROBE_STEPS + 1), itertools.cycle(loader)):
+            t = time.perf_counter()
+            loss, _ = step(batch.to(trainer.device))
+            distributed.apply_gradients(trainer.model, trainer.optimizer, loss,
+                                        float(train_cfg.grad_clip))
+            if i:
+                times.append(time.perf_counter() - t)
+        items = test[:256]
+        t = time.perf_counter()
+        predict(trainer.model, items, trainer.vocab,
+                batch_size=schema.section(cfg, "eval").batch_size,
+                with_images=trainer.with_images)
+        per_item = (time.perf_counter() - t) / max(1, len(items))
+    return {"step_s": statistics.median(times), "item_s": per_item}
+
+
+def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
+                  full: tuple[Experiment, Sequence[tuple[str, str, int]]] | None,
+                  data: _Data, say: Callable[[str], None]) -> dict[str, Any]:
+    """The wall time of ``plan`` and of the ``full`` grid (the config's every run, when
+    ``plan`` is ``--quick``'s or what is left to train).
+
+    Each model's training step and prediction are probed on the first subset it trains
+    on; a run's time is its steps times the step, plus the test split's prediction, plus
+    the data reading once."""
+    probes: dict[str, dict[str, float]] = {}
+    test_size, data_s = 0, 0.0
+    runs_of = [(exp, plan)] + ([full] if full is not None else [])
+    for grid, runs in runs_of:
+        for model in dict.fromkeys(m for m, _, _ in runs):
+            if model in probes:
+                continue
+            subset = next(s for m, s, _ in runs if m == model)
+            cfg = run_config(grid, model, subset, grid.seeds[0])
+            spec = grid.subsets[subset]
+            t = time.time()
+            train = data.train(cfg, spec["train_subset"])
+            if spec["fraction"] is not None:
+                train = select_fraction(train, spec["fraction"], grid.seeds[0])
+            test, _ = data.test(cfg)
+            data_s += time.time() - t   # read once: the runs find it cached
+            test_size = len(test)
+            probes[model] = _probe(cfg, train, test)
+
+    def total(grid: Experiment, runs: Sequence[tuple[str, str, int]]) -> float:
+        seconds = data_s
+        for model, subset, seed in runs:
+            probe = probes[model]
+            steps = schema.section(run_config(grid, model, subset, seed), "train").steps
+            seconds += steps * probe["step_s"] + test_size * probe["item_s"]
+        return seconds
+
+    estimate = {"runs": len(plan), "seconds": round(total(exp, plan), 1),
+                "probe": {m: {k: round(v, 4) for k, v in p.items()} for m, p in probes.items()},
+                "probe_steps": PROBE_STEPS}
+    say(f"time estimate: {len(plan)} run(s), about {_duration(estimate['seconds'])} "
+        f"(per model, s/step: " + ", ".join(f"{m} {p['step_s']:.2f}" for m, p in
+                                            probes.items()) + ")")
+    if full is not None:
+        grid, runs = full
+        estimate["full_runs"] = len(runs)
+        estimate["full_seconds"] = round(total(grid, runs), 1)
+        say(f"the full grid: {len(runs)} run(s), about {_duration(estimate['full_seconds'])}"
+            " (from the same probes)")
+    return estimate
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
 def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | Path,
                    overrides: Sequence[str] = (), models: Sequence[str] | None = None,
                    subsets: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
                    rerun_changed: bool = False, progress: bool = True, dry_run: bool = False,
-                   aggregate_only: bool = False,
+                   aggregate_only: bool = False, quick: bool = False,
                    log: Callable[[str], None] | None = None) -> ExperimentReport:
     """Train and evaluate every selected (model, subset, seed), then aggregate.
 
@@ -727,7 +933,12 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
         progress: show the training progress bars.
         dry_run: only report what would be trained.
         aggregate_only: train nothing; rebuild the CSV, summary and plots.
+        quick: run the config's ``quick`` grid (:meth:`Experiment.reduced`) instead.
         log: where progress lines go (default: print).
+
+    Before training, the time of the runs to train (and, with ``quick``, of the full
+    grid) is estimated by :func:`estimate_time`, printed and kept in
+    ``OUT/time_estimate.json`` for the summary.
 
     Returns:
         The outcomes of the selected runs, every result aggregated, and the summary.
@@ -738,8 +949,13 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
     """
     say = log or (lambda s: print(s, flush=True))
     exp = config if isinstance(config, Experiment) else load_experiment(config, overrides)
+    full = exp
+    if quick:
+        exp = exp.reduced()
     out = Path(out)
-    sel_models = _select("models", models, list(exp.models))
+    # a model initialised from another trains after it
+    order = sorted(exp.models, key=lambda m: m in exp.init_from)
+    sel_models = _select("models", models, order)
     sel_subsets = _select("subsets", subsets, list(exp.subsets))
     sel_seeds = _select("seeds", seeds, exp.seeds)
     plan = [(m, s, k) for m in sel_models for s in sel_subsets for k in sel_seeds]
@@ -773,6 +989,11 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
         (out / "experiment.yaml").write_text(yaml.safe_dump(exp.to_dict(), sort_keys=False),
                                              encoding="utf-8")
         data = _Data(progress, say)
+        if to_train:
+            whole = [(m, s, k) for m in sorted(full.models, key=lambda m: m in full.init_from)
+                     for s in full.subsets for k in full.seeds]
+            estimate = estimate_time(exp, to_train, (full, whole), data, say)
+            _write_json(out / "time_estimate.json", estimate)
         for i, run in enumerate(plan, 1):
             state, key, old = states[run]
             head = f"[{i}/{len(plan)}] {run[0]} / {run[1]} / seed {run[2]}"
@@ -1202,6 +1423,31 @@ def _plot_train_size(exp: Experiment, groups: list[tuple[str, str, list[dict[str
     return f"{path.name}: " + ", ".join(dict.fromkeys(s for _, s, _ in fraction_groups))
 
 
+def _time_notes(out: Path, results: Sequence[dict[str, Any]]) -> list[str]:
+    """The measured time of the runs summarised, and the last estimate of the grid."""
+    spent = sum(float(r.get("wall_time_s") or 0) for r in results)
+    notes = [f"time: the {len(results)} run(s) summarised took {_duration(spent)} in all "
+             "(the sum of their wall times)"] if results else []
+    estimate = _read_json(out / "time_estimate.json")
+    if estimate and "full_seconds" in estimate:
+        notes.append(f"time: the full grid ({estimate['full_runs']} runs) is estimated at "
+                     f"{_duration(estimate['full_seconds'])} on this machine (probe of "
+                     f"{estimate['probe_steps']} training steps per model; "
+                     "`time_estimate.json`)")
+    elif estimate:
+        notes.append(f"time: the last {estimate['runs']} run(s) trained were estimated at "
+                     f"{_duration(estimate['seconds'])} before they started")
+    return notes
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def aggregate(exp: Experiment, out: str | Path,
               extra_runs: Sequence[tuple[str, str, int]] = ()) -> ExperimentReport:
     """Gather every current result under ``out`` (all runs of the config, plus
@@ -1209,6 +1455,7 @@ def aggregate(exp: Experiment, out: str | Path,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results, notes = _collect(exp, out, extra_runs)
+    notes = _time_notes(out, results) + notes
     files = {"csv": out / "results.csv", "summary": out / "summary.md",
              "length": out / "accuracy_vs_length.png",
              "relations": out / "accuracy_vs_relations.png",

@@ -218,16 +218,30 @@ def test_a_model_of_another_arch_trains_with_its_own_model_section(dataset, tmp_
     assert result["parts"]["full"]["n"] == result["test_size"]
 
 
-def test_the_packaged_experiment_config_plans_twelve_runs(tmp_path):
+def test_the_packaged_experiment_plans_the_table_2_grid(tmp_path):
     from rcrn.cli.lengthgen import default_experiment_path
 
     exp = load_experiment(default_experiment_path())
-    assert set(exp.models) == {"rcrn", "cross_encoder"} and len(exp.seeds) == 3
+    assert list(exp.models) == ["official", "rcrn", "cross_encoder", "cross_encoder_mil",
+                                "rcrn_vl"]
+    assert list(exp.subsets) == ["len_words", "len_rels", "uniform_10", "uniform_25",
+                                 "uniform_100"]
+    assert exp.seeds == [0, 1, 2] and exp.init_from == {"rcrn_vl": "cross_encoder"}
+    assert exp.claim == Claim("official", "cross_encoder")
     assert exp.subsets["uniform_10"] == {"train_subset": None, "fraction": 0.1,
                                          "length": "words"}
+    official = run_config(exp, "official", "len_words", 0)
+    assert official["model"]["layers"] == "release" and official["model"]["joint"] == 128
     lines = []
     run_experiment(exp, tmp_path, dry_run=True, log=lines.append)
-    assert len(lines) == 12 and all(line.endswith(": to train") for line in lines)
+    assert len(lines) == 75 and all(line.endswith(": to train") for line in lines)
+    # the cross-encoder trains before the RCRN-VL runs it initialises
+    order = [line.split(" / ")[0] for line in lines]
+    assert order.index("rcrn_vl") > max(i for i, m in enumerate(order) if m == "cross_encoder")
+    quick = exp.reduced()
+    assert (list(quick.models), list(quick.subsets), quick.seeds) == (
+        ["rcrn", "cross_encoder"], ["len_words"], [0])
+    assert run_config(quick, "rcrn", "len_words", 0)["train"]["steps"] == 1200
 
 
 def test_fraction_keeps_whole_pairs_and_depends_only_on_the_seed():
@@ -304,6 +318,8 @@ def test_an_interrupted_run_continues_from_its_checkpoint(dataset, tmp_path, mon
     again, and ends with the weights of a run never stopped."""
     import torch
 
+    from rcrn.cli.lengthgen import PROBE_STEPS
+
     config = write(tmp_path / "one.yaml", experiment(
         dataset, models={"rcrn": {}}, subsets={"len_words": {"train_subset": "len_words"}},
         seeds=[0]))
@@ -319,7 +335,7 @@ def test_an_interrupted_run_continues_from_its_checkpoint(dataset, tmp_path, mon
 
     def failing_step(self, *args, **kwargs):
         updates.append(1)
-        if len(updates) == 5:
+        if len(updates) == 1 + PROBE_STEPS + 5:   # after the time estimate's probe
             raise KeyboardInterrupt
         return adam_step(self, *args, **kwargs)
 
@@ -417,3 +433,79 @@ def test_claim_bounds_are_read_and_checked(dataset):
         load_experiment(experiment(dataset, claim={"min_margin": "ten"}))
     with pytest.raises(ConfigError, match="'claim' takes model, baseline, max_drop"):
         load_experiment(experiment(dataset, claim={"modle": "x"}))
+
+
+TINY_CE = {"arch": "cross_encoder", "word_dim": 8, "vis_dim": 8, "dim": 16, "layers": 1,
+           "heads": 2, "ff": 16}
+
+
+def test_quick_runs_its_grid_after_estimating_it_and_the_full_one(dataset, tmp_path):
+    import torch
+
+    config = experiment(
+        dataset, seeds=[0, 1], keep_checkpoints=False,
+        models={"ce": {"model": TINY_CE},
+                "rcrn_vl": {"model": {"vl": {"layers": 1, "dim": 16, "heads": 2, "ff": 16}},
+                            "init_from": "ce"}},
+        subsets={"len_words": {"train_subset": "len_words"}},
+        quick={"seeds": [1], "overrides": {"train": {"steps": 1}}})
+    lines: list[str] = []
+    report = run_experiment(config, tmp_path, quick=True, progress=False, log=lines.append)
+    # the initialised model trains after the model it starts from
+    assert [(o.model, o.seed, o.status) for o in report.outcomes] == [
+        ("ce", 1, "trained"), ("rcrn_vl", 1, "trained")]
+    assert all(o.result["steps"] == 1 for o in report.outcomes)
+    estimate = json.loads((tmp_path / "time_estimate.json").read_text())
+    assert (estimate["runs"], estimate["full_runs"]) == (2, 4)
+    assert 0 < estimate["seconds"] < estimate["full_seconds"]   # 1 step against 2
+    assert set(estimate["probe"]) == {"ce", "rcrn_vl"}
+    assert any(line.startswith("time estimate: 2 run(s), about ") for line in lines)
+    assert any(line.startswith("the full grid: 4 run(s), about ") for line in lines)
+    assert "time: the full grid (4 runs) is estimated at" in report.summary
+    # rcrn_vl's vision-language layers start from ce's checkpoint, which is kept
+    ce_ckpt = tmp_path / "runs" / "ce" / "len_words" / "seed1" / "last.pt"
+    vl_run = tmp_path / "runs" / "rcrn_vl" / "len_words" / "seed1"
+    assert ce_ckpt.exists() and not (vl_run / "last.pt").exists()
+    assert yaml.safe_load((vl_run / "config.yaml").read_text())["model"]["vl"]["init"] == \
+        str(ce_ckpt)
+    # a retrained source retrains what it initialises
+    exp = load_experiment(config).reduced()
+    ce_key = report.outcomes[0].result["key"]
+    assert report.outcomes[1].result["key"]["init_from"] == {"model": "ce", "key": ce_key}
+    assert exp.seeds == [1] and exp.init_from == {"rcrn_vl": "ce"}
+    assert torch.load(ce_ckpt, weights_only=False)["step"] == 1
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"models": {"a": {"init_from": "b"}}}, r"models\.a\.init_from: 'b' is not another"),
+    ({"models": {"a": {}, "b": {"init_from": "a"}, "c": {"init_from": "b"}}},
+     r"models\.c\.init_from: 'b' is itself initialised"),
+    ({"models": {"a": {}, "b": {"init_from": "a"}}, "quick": {"models": ["b"]}},
+     "quick.models lists b but not a"),
+    ({"quick": {"steps": 3}}, "'quick' takes models, subsets, seeds, overrides"),
+    ({"quick": {"subsets": ["nope"]}}, "quick.subsets must list some of"),
+])
+def test_quick_and_init_from_entries_are_checked(dataset, change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(experiment(dataset, **change))
+
+
+def test_quick_needs_a_quick_section(dataset, tmp_path):
+    with pytest.raises(ConfigError, match="no 'quick' section"):
+        run_experiment(experiment(dataset), tmp_path, quick=True, log=lambda s: None)
+
+
+def test_a_model_entry_may_start_from_its_own_base_config(dataset):
+    exp = load_experiment(experiment(dataset, models={
+        "rcrn": {}, "official": {"base": "official.yaml", "train": {"lr": 0.002}}}))
+    official = run_config(exp, "official", "len_words", 0)
+    toolkit = run_config(exp, "rcrn", "len_words", 0)
+    # the preset's own settings, with the experiment's overrides and the entry's on top
+    assert official["model"]["layers"] == "release" and official["loss"]["reg"] == "release"
+    assert official["train"]["grad_clip"] == 0.5 and official["train"]["lr"] == 0.002
+    assert official["model"]["word_dim"] == TINY_MODEL["word_dim"]
+    assert official["train"]["steps"] == toolkit["train"]["steps"] == 2
+    assert official["data"] == toolkit["data"]       # one dataset for both
+    assert "layers" not in toolkit["model"]
+    with pytest.raises(ConfigError, match=r"models\.x\.base: base config 'nope.yaml' not"):
+        load_experiment(experiment(dataset, models={"x": {"base": "nope.yaml"}}))
