@@ -3,19 +3,16 @@ factual`` and the ``scripts/eval_scene_graphs.py`` wrapper, on tiny CSVs."""
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 import parsers
-from parsers import cli
 from parsers import evaluate as ev
 from parsers.evaluate import DataError
-from rcrn.errors import RcrnError
+from rcrn.cli import main as run
 
 _PATH = Path(__file__).resolve().parents[2] / "scripts" / "eval_scene_graphs.py"
 _spec = importlib.util.spec_from_file_location("eval_scene_graphs", _PATH)
@@ -35,18 +32,6 @@ def _write(tmp_path: Path, text: str, name: str = "sg.csv") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="rcrn")
-    sub = ap.add_subparsers(dest="command")
-    cli.register(sub)
-    args = ap.parse_args(argv)
-    try:
-        return args.func(args)
-    except RcrnError as exc:
-        print(f"rcrn {args.command}: error: {exc}", file=sys.stderr)
-        return 2
 
 
 def test_lemma_is_symmetric_for_inflections():

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from parsers import cli
-from rcrn.errors import RcrnError
+from rcrn.cli import main as run
 from rcrn.structures import LanguageGraph
 
 SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "samples"
-
-
-def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="rcrn")
-    sub = ap.add_subparsers(dest="command")
-    cli.register(sub)
-    args = ap.parse_args(argv)
-    try:
-        return args.func(args)
-    except RcrnError as exc:
-        print(f"rcrn {args.command}: error: {exc}", file=sys.stderr)
-        return 2
 
 
 def test_parse_prints_a_table(capsys):
