@@ -936,9 +936,9 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
         quick: run the config's ``quick`` grid (:meth:`Experiment.reduced`) instead.
         log: where progress lines go (default: print).
 
-    Before training, the time of the runs to train (and, with ``quick``, of the full
-    grid) is estimated by :func:`estimate_time`, printed and kept in
-    ``OUT/time_estimate.json`` for the summary.
+    Before training, the time of the runs to train and of the config's full grid is
+    estimated by :func:`estimate_time`, printed and kept in ``OUT/time_estimate.json``
+    for the summary.
 
     Returns:
         The outcomes of the selected runs, every result aggregated, and the summary.
