@@ -122,7 +122,7 @@ def _check_record(rec: dict[str, Any], scenes: dict[str, dict[str, Any]]) -> Lan
     if missing:
         raise ValueError(f"missing field(s) {missing}")
     if rec["scene_id"] not in scenes:
-        raise ValueError(f"unknown scene {rec['scene_id']!r}")
+        raise ValueError(f"unknown scene {rec['scene_id']!r} (not in scenes.jsonl)")
     if rec["match"] not in (0, 1):
         raise ValueError(f"match must be 0 or 1, got {rec['match']!r}")
     graph = LanguageGraph.from_dict(rec["graph"])
