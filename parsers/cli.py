@@ -113,9 +113,6 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
     report = evaluate_factual(parser, items, max(args.errors, 0))
     report = {"format": "factual", "file": str(path), "parser": args.parser,
               "options": _options(args.option), **report}
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-        return 0
     att = report["attributes"]
     rows = [["format", "factual"], ["parser", args.parser],
             ["captions", str(report["captions"])],
@@ -130,13 +127,24 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
             ["attribute F1", f"{100 * att['f1']:.2f}%"],
             ["parse failures", str(report["parse_failures"])],
             ["sentences/s", f"{report['sentences_per_second']:.0f}"]]
+    mistakes = [(e, "; ".join(" | ".join(t) for t in e["gold"]) or "(none)",
+                 "; ".join(" | ".join(t) for t in e["predicted"]) or "(none)")
+                for e in report.get("errors") or []]
+    return _print_report(report, rows, mistakes, args.json)
+
+
+def _print_report(report: dict[str, Any], rows: list[list[str]],
+                  mistakes: list[tuple[dict[str, Any], str, str]], as_json: bool) -> int:
+    """``parse-eval``'s output: the report as JSON, or its table of ``rows`` and the
+    ``(error, gold, predicted)`` mistakes."""
+    if as_json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
     lines = _table(["metric", "value"], rows)
-    if report.get("errors"):
+    if mistakes:
         lines.append("first mistakes (gold -> predicted):")
-        for e in report["errors"]:
-            gold = "; ".join(" | ".join(t) for t in e["gold"]) or "(none)"
-            pred = "; ".join(" | ".join(t) for t in e["predicted"]) or "(none)"
-            lines.append(f"  {e['source']}: {e['text']!r}: {gold} -> {pred}")
+        lines += [f"  {e['source']}: {e['text']!r}: {gold} -> {pred}"
+                  for e, gold, pred in mistakes]
     print("\n".join(lines))
     return 0
 
@@ -159,9 +167,6 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
     report = evaluate_parser(parser, gold)
     report = {"benchmark": args.benchmark, "root": str(args.root), "parser": args.parser,
               **report}
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-        return 0
     rows = [["benchmark", args.benchmark], ["parser", args.parser],
             ["sentences", str(report["sentences"])],
             ["entity accuracy", f"{100 * report['entity_accuracy']:.2f}%"],
@@ -169,14 +174,9 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
             ["exact triple accuracy", f"{100 * report['triple_accuracy']:.2f}%"],
             ["parse failures", str(report["parse_failures"])],
             ["sentences/s", f"{report['sentences_per_second']:.0f}"]]
-    lines = _table(["metric", "value"], rows)
-    if report["errors"]:
-        lines.append("first mistakes (gold -> predicted):")
-        for e in report["errors"][:10]:
-            lines.append(f"  {e['source']}: {e['text']!r}: {' | '.join(e['gold'])} -> "
-                         f"{' | '.join(e['predicted'])}")
-    print("\n".join(lines))
-    return 0
+    mistakes = [(e, " | ".join(e["gold"]), " | ".join(e["predicted"]))
+                for e in report["errors"][:10]]
+    return _print_report(report, rows, mistakes, args.json)
 
 
 def register(subparsers: Any) -> None:

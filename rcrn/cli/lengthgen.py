@@ -42,7 +42,6 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
-import itertools
 import json
 import math
 import random
@@ -52,7 +51,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -825,36 +823,28 @@ def _fmt_part(result: dict[str, Any], part: str) -> str:
 
 
 def _probe(cfg: dict[str, Any], train: list[Any], test: list[Any]) -> dict[str, float]:
-    """Seconds per training step (the median of ``PROBE_STEPS`` after an untimed one)
-    and per test item (predicting up to 256) of one run's config."""
-    from rcrn.engine import distributed
+    """Seconds per training step (``rcrn bench``'s step timer: the median of
+    ``PROBE_STEPS`` on one batch, after an untimed one) and per test item (predicting up
+    to 256) of one run's config."""
+    from rcrn.cli.bench import measure_training_step
     from rcrn.engine.trainer import Trainer, make_loader, predict
-    from rcrn.losses import loss_terms
 
     with tempfile.TemporaryDirectory() as tmp:
         trainer = Trainer(cfg, train, tmp)
-        train_cfg = trainer.train
-        step = distributed.training_step(trainer.model,
-                                         partial(loss_terms, cfg=trainer.loss_cfg),
-                                         trainer.loss_cfg, trainer.dist, train_cfg)
-        loader = make_loader(train, trainer.vocab, train_cfg.batch_size, True,
-                             trainer.with_images, seed=0, group_by=train_cfg.group_by)
-        times = []
+        batch = next(iter(make_loader(train, trainer.vocab, trainer.train.batch_size, True,
+                                      trainer.with_images, seed=0,
+                                      group_by=trainer.train.group_by)))
         trainer.model.train()
-        for i, batch in zip(range(PROBE_STEPS + 1), itertools.cycle(loader)):
-            t = time.perf_counter()
-            loss, _ = step(batch.to(trainer.device))
-            distributed.apply_gradients(trainer.model, trainer.optimizer, loss,
-                                        float(train_cfg.grad_clip))
-            if i:
-                times.append(time.perf_counter() - t)
+        row = measure_training_step(trainer.model, batch.to(trainer.device), trainer.device,
+                                    min_time=0.0, min_iters=PROBE_STEPS,
+                                    max_iters=PROBE_STEPS, warmup=1)
         items = test[:256]
         t = time.perf_counter()
         predict(trainer.model, items, trainer.vocab,
                 batch_size=schema.section(cfg, "eval").batch_size,
                 with_images=trainer.with_images)
         per_item = (time.perf_counter() - t) / max(1, len(items))
-    return {"step_s": statistics.median(times), "item_s": per_item}
+    return {"step_s": row["step_ms"] / 1000, "item_s": per_item}
 
 
 def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
