@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from parsers.base import GraphBuilder
 from parsers.conventions import HAS, WEAR, relation_convention
+from parsers.coreference import PERSONAL, PRONOUNS, REFLEXIVE, SUBJECT_PRONOUNS, agrees
 from parsers.lexicon import CLOTHING_NOUNS, WEARER_NOUNS, lexicon_form
 from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
 
@@ -67,7 +68,7 @@ class Attacher:
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
-                 "has_it", "worn", "prev")
+                 "has_it", "worn", "prev", "prev_subj")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -96,6 +97,7 @@ class Attacher:
         self.has_it = -1           # subject of "X has Y on it", which "it" stands for
         self.worn = -1             # object of the last relation if it is worn clothing
         self.prev = -1             # kind of the previous chunk
+        self.prev_subj = -1        # subject of the clause before the last sentence end
 
     def run(self) -> int:
         """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
@@ -221,46 +223,23 @@ def it_of_has_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     return False
 
 
-_PERSONAL = frozenset({"he", "him", "himself", "she", "her", "herself"})
-_NEUTER = frozenset({"it", "itself"})
-_PLURAL = frozenset({"they", "them", "themselves"})
-_REFLEXIVE = frozenset({"himself", "herself", "itself", "themselves"})
-#: pronouns that stand for an entity named earlier in the text
-PRONOUNS = _PERSONAL | _NEUTER | _PLURAL
-_PLURAL_HEADS = frozenset({"men", "women", "people", "children", "feet", "teeth", "mice",
-                           "geese", "sheep", "deer", "fish", "cattle", "police"})
-
-
-def _plural_head(head: str) -> bool:
-    w = head.split()[-1].lower() if head else ""
-    return w in _PLURAL_HEADS or (w.endswith("s") and not w.endswith(("ss", "us", "is")))
-
-
-def antecedent(a: Attacher, pronoun: str, exclude: int) -> int:
+def antecedent(a: Attacher, pronoun: str, exclude: int, strict: bool = False) -> int:
     """The entity a pronoun stands for: the nearest earlier entity other than ``exclude``
-    that agrees with it (``he`` / ``her`` a person or an animal, ``it`` not a person and
-    singular, ``them`` plural, each falling back to the nearest other entity but the
-    personal ones); a reflexive (``themselves``) stands for ``exclude`` itself.  -1 if
-    none."""
-    if pronoun in _REFLEXIVE:
+    that agrees with it (:func:`parsers.coreference.agrees`: ``he`` / ``her`` a person or
+    an animal, ``it`` not a person and singular, ``them`` plural or the last of coordinated
+    subjects); unless ``strict``, ``it`` and ``them`` fall back to the nearest other entity.
+    A reflexive (``themselves``) stands for ``exclude`` itself.  -1 if none."""
+    if pronoun in REFLEXIVE:
         return exclude
     entities = a.builder.entities
     fallback = -1
     for k in range(len(entities) - 1, -1, -1):
         if k == exclude or entities[k].text.lower() in PRONOUNS:
             continue
-        head = entities[k].head
-        person = lexicon_form(head.split()[-1] if head else "", WEARER_NOUNS)
-        if pronoun in _PERSONAL:
-            if person:
-                return k
-            continue
-        if fallback < 0:
+        if agrees(pronoun, entities[k].head, k in a.partners):
+            return k
+        if fallback < 0 and not strict and pronoun not in PERSONAL:
             fallback = k
-        if pronoun in _NEUTER and not person and not _plural_head(head):
-            return k
-        if pronoun in _PLURAL and _plural_head(head):
-            return k
     return fallback
 
 
@@ -293,6 +272,31 @@ def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
     a.relate(p.subject, target, p.start, p.end)
     _resolve_pending(a, target)
     a.last_np = target
+    return True
+
+
+def pronoun_subject(a: Attacher, c: Chunk, ci: int) -> bool:
+    """A pronoun opening a clause before its verb or copula (``A man holds a cup . He is
+    standing on a rug``, ``... and it is red``) stands for an earlier entity that agrees
+    with it: the subject of the open (or else the previous) clause if it agrees, else the
+    nearest agreeing entity (:func:`antecedent`, without falling back to one of another
+    person or number).  It is no entity of its own: the clause describes that entity."""
+    if a.pending is not None or c.end - c.start != 1 or a.prev not in (HARD, CONJ, SOFT) \
+            or a.next_kind(ci) not in (COP, REL):
+        return False
+    word = a.word(c.start)
+    if word not in SUBJECT_PRONOUNS:
+        return False
+    prior = a.clause_subj if a.clause_subj >= 0 else a.prev_subj
+    if prior >= 0 and agrees(word, a.builder.entities[prior].head, prior in a.partners):
+        target = prior
+    else:
+        target = antecedent(a, word, -1, strict=True)
+    if target < 0:
+        return False
+    a.clause_subj = target
+    a.last_np = target
+    a.ctx_subj = -1
     return True
 
 
@@ -654,6 +658,8 @@ def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
         a.pending = None
     a.ctx_subj = -1
     a.waiting = -1
+    if a.clause_subj >= 0:
+        a.prev_subj = a.clause_subj
     a.clause_subj = -1
     return True
 
@@ -710,7 +716,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, pronoun_object, noun_phrase],
+    NP: [attributes_after_copula, it_of_has_on_it, pronoun_object, pronoun_subject,
+         noun_phrase],
     REL: [verb_of_object_relative, coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 from parsers import word_classes
 from parsers.conventions import is_possessive, possessor
+from parsers.coreference import SUBJECT_PRONOUNS
 from parsers.lexicon import (
     ADVERBS,
     ATTRIBUTE_WORDS,
@@ -200,6 +201,20 @@ class Chunker:
         self.np_content = False
 
     # --------------------------------------------------------- word tests
+    def expects_predicate(self) -> bool:
+        """Whether a verb is expected at the current token: no noun phrase is open and the
+        last chunk is a copula, a relative pronoun or a subject pronoun (``he`` ``they``,
+        :func:`subject_pronoun`)."""
+        if self.np_start >= 0:
+            return False
+        pk = self.pk
+        if pk == COP or pk == PRON:
+            return True
+        if pk != NP:
+            return False
+        last = self.chunks[-1]
+        return last.end - last.start == 1 and self.lw[last.start] in SUBJECT_PRONOUNS
+
     def relation_end(self, i: int, predicate: bool) -> tuple[int, bool]:
         """End of the relation phrase starting at ``i`` (``i`` if none) and whether it is a verb.
 
@@ -510,6 +525,19 @@ def there_is(s: Chunker) -> bool:
     return False
 
 
+@only_for(SUBJECT_PRONOUNS)
+def subject_pronoun(s: Chunker) -> bool:
+    """A subject pronoun opening a clause (``. They smile at a dog``, ``and she is``) is a
+    noun phrase of its own, and a verb is expected after it
+    (:meth:`Chunker.expects_predicate`)."""
+    if s.np_start < 0 and s.pk in (-1, HARD, SOFT, CONJ) and s.w in SUBJECT_PRONOUNS:
+        s.np_start, s.np_det_end, s.np_content = s.i, s.i, True
+        s.close_np(s.i + 1)
+        s.i += 1
+        return True
+    return False
+
+
 @only_for({"of"})
 def partitive_of(s: Chunker) -> bool:
     """The ``of`` after a noun of quantity or depiction (``a pair of scissors``, ``two piles
@@ -613,7 +641,7 @@ def relation_phrase(s: Chunker) -> bool:
     if (s.np_start < 0 or s.np_content) \
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)) \
             and not _plural_noun_opening_text(s):
-        end, is_verb = s.relation_end(i, s.np_start < 0 and s.pk in (COP, PRON))
+        end, is_verb = s.relation_end(i, s.expects_predicate())
         if end > i:
             end = s.region_end(end)
             s.close_np(i)
@@ -728,7 +756,7 @@ def unknown_participle_before_preposition(s: Chunker) -> bool:
     plane is going down the runway``) is a verb joined to that preposition, with a
     warning."""
     i, lw = s.i, s.lw
-    if ((s.np_start >= 0 and s.np_content) or (s.np_start < 0 and s.pk in (COP, PRON))) \
+    if ((s.np_start >= 0 and s.np_content) or s.expects_predicate()) \
             and s.is_participle(i):
         end = s.rel_trie.longest(lw, i + 1)
         if end > i + 1 and end < s.n and lw[end][:1].isalnum():
@@ -754,6 +782,7 @@ CHUNK_RULES: list[ChunkRule] = [
     punctuation,
     picture_frame,
     there_is,
+    subject_pronoun,
     partitive_of,
     attribute_coordination,
     compound_noun,

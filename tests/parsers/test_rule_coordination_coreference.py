@@ -92,3 +92,45 @@ def test_a_pronoun_without_antecedent_stays_an_entity(rule):
     g = rule.parse("a dog looking at him")
     assert [e.text for e in g.entities] == ["a dog", "him"]
     assert g.entities[1].head == "him"
+
+
+@pytest.mark.parametrize("text, triples", [
+    ("A man holds a cup. He is standing on a rug.",
+     {("man", "holds", "cup"), ("man", "standing on", "rug")}),
+    # the subject of the previous sentence is preferred when it agrees ...
+    ("A dog lies on a rug. It sleeps next to a cat.",
+     {("dog", "lies on", "rug"), ("dog", "sleeps next to", "cat")}),
+    # ... and otherwise the nearest agreeing entity: "it" is no person
+    ("A man holds a cup. It is on a table.",
+     {("man", "holds", "cup"), ("cup", "on", "table")}),
+    ("A woman holds a phone and she is looking at a dog.",
+     {("woman", "holds", "phone"), ("woman", "looking at", "dog")}),
+    # "they" needs a plural: the dogs, not the ball
+    ("Two dogs chase a ball. They run across the grass.",
+     {("dogs", "chase", "ball"), ("dogs", "run across", "grass")}),
+    # a verb the lexicon classes as mostly a noun is a verb after a subject pronoun
+    ("Two girls sit on a bench. They smile at a dog.",
+     {("girls", "sit on", "bench"), ("girls", "smile at", "dog")}),
+])
+def test_pronoun_subjects_resolve_to_their_antecedent(rule, text, triples):
+    result = rule.analyse(text)
+    assert _triples(result.graph) == triples
+    assert not any(e.text.lower() in ("he", "she", "it", "they") for e in result.graph.entities)
+    assert not result.warnings
+
+
+def test_a_pronoun_subject_copula_gives_its_antecedent_the_attribute(rule):
+    g = rule.parse("A cat sits on a mat. It is black.")
+    assert [e.head for e in g.entities] == ["cat", "mat"]
+    assert g.entities[0].modifiers == ["black"]
+
+
+@pytest.mark.parametrize("text", [
+    "A man sits. It is sunny.",                  # "it" is not the man
+    "A dog sleeps on a couch. They are brown.",  # "they" is neither the dog nor the couch
+    "He is standing on a rug.",                  # nothing before it
+])
+def test_a_pronoun_subject_without_agreeing_antecedent_stays_an_entity(rule, text):
+    g = rule.parse(text)
+    pronoun = next(e for e in g.entities if e.text.lower() in ("it", "they", "he"))
+    assert pronoun.head.lower() == pronoun.text.lower()
