@@ -15,6 +15,13 @@ Backends (``parsers.available()`` tells which are installed):
 * ``sng`` – SceneGraphParser's output converted to a tree;
 * ``stanza`` – dependency rules over locally installed Stanza English models.
 
+A whole description of a scene in several sentences parses to a
+:class:`SceneGraph` instead (``parser.parse(text, mode="scene")`` or
+``parser.parse_scene(text)``): no tree and no referent; its entities are merged across
+sentences by coreference (``A dog sits on a couch. The dog is brown.``: one dog), its
+relations and attributes come from every sentence (:mod:`parsers.scene`,
+:mod:`parsers.coreference`).  Every backend has this mode.
+
 ``parse`` raises :class:`ParseError` for text without any word; otherwise every
 backend returns a valid tree and reports what it had to guess in
 ``ParseResult.warnings`` / ``parser.last_warnings``.  Loading a backend whose
@@ -38,8 +45,10 @@ from parsers.base import (
     ParseError,
     Parser,
     ParseResult,
+    split_sentences,
     tokenize,
 )
+from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.errors import RcrnError
 
 __all__ = [
@@ -49,10 +58,14 @@ __all__ = [
     "ParseError",
     "ParseResult",
     "Parser",
+    "SceneEntity",
+    "SceneGraph",
+    "SceneRelation",
     "UnknownParser",
     "available",
     "load",
     "register",
+    "split_sentences",
     "tokenize",
     "DEFAULT_PARSER",
 ]

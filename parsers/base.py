@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from parsers.coreference import merge_sentences
+from parsers.scene import SceneGraph
 from rcrn.errors import RcrnError
 from rcrn.structures import Entity, LanguageGraph, Relation, StructureError
 
@@ -18,6 +20,7 @@ __all__ = [
     "Parser",
     "BaseParser",
     "GraphBuilder",
+    "split_sentences",
     "tokenize",
 ]
 
@@ -38,12 +41,13 @@ class ParseResult:
     """A parsed text: the graph and what the parser could not account for.
 
     Attributes:
-        graph: the language scene graph (always a valid tree).
+        graph: the language scene graph (always a valid tree); from ``analyse_scene``
+            a :class:`~parsers.scene.SceneGraph`.
         warnings: human-readable notes on parts of the text the parser had to guess
             or drop; empty when the whole text was understood.
     """
 
-    graph: LanguageGraph
+    graph: LanguageGraph | SceneGraph
     warnings: list[str] = field(default_factory=list)
 
 
@@ -53,14 +57,17 @@ class Parser(Protocol):
 
     name: str
 
-    def parse(self, text: str) -> LanguageGraph:
-        """Parse one text into a tree-shaped language graph.
+    def parse(self, text: str, mode: str = "referring") -> LanguageGraph | SceneGraph:
+        """Parse one text: a referring expression into a tree-shaped language graph
+        (``mode="referring"``, the default), a whole description into a scene graph
+        (``mode="scene"``).
 
         Raises:
             ParseError: when the text holds no word at all.
         """
 
-    def parse_many(self, texts: Sequence[str]) -> list[LanguageGraph]:
+    def parse_many(self, texts: Sequence[str],
+                   mode: str = "referring") -> list[LanguageGraph | SceneGraph]:
         """Parse several texts; same contract as ``parse``."""
 
     def analyse(self, text: str) -> ParseResult:
@@ -83,16 +90,56 @@ class BaseParser(abc.ABC):
     def analyse(self, text: str) -> ParseResult:
         """Parse one text into a graph and warnings (each backend implements this)."""
 
-    def parse(self, text: str) -> LanguageGraph:
-        result = self.analyse(text)
+    def analyse_scene(self, text: str) -> ParseResult:
+        """Parse a whole description into a :class:`~parsers.scene.SceneGraph` and warnings.
+
+        Each sentence is parsed on its own (``analyse``); their graphs are merged by
+        coreference (:func:`parsers.coreference.merge_sentences`).  The warnings are those
+        of the sentences, prefixed with the sentence's number, less those about empty
+        relations that only connect a tree.
+
+        Raises:
+            ParseError: when the text holds no word at all.
+        """
+        if not isinstance(text, str):
+            raise ParseError(f"expected a string to parse, got {type(text).__name__}")
+        sentences = split_sentences(text)
+        if not sentences:
+            raise ParseError(f"nothing to parse in {text[:60]!r}: the text holds no word")
+        graphs = []
+        warnings: list[str] = []
+        for k, sentence in enumerate(sentences):
+            result = self.analyse(sentence)
+            graphs.append(result.graph)
+            warnings.extend(f"sentence {k + 1}: {w}" for w in result.warnings
+                            if not w.startswith(UNLINKED_WARNING))
+        return ParseResult(merge_sentences(text, graphs), warnings)
+
+    def _analyse_in(self, mode: str) -> Callable[[str], ParseResult]:
+        if mode == "referring":
+            return self.analyse
+        if mode == "scene":
+            return self.analyse_scene
+        raise ValueError(f"mode must be 'referring' or 'scene', got {mode!r}")
+
+    def parse(self, text: str, mode: str = "referring") -> LanguageGraph | SceneGraph:
+        result = self._analyse_in(mode)(text)
         self.last_warnings = list(result.warnings)
         return result.graph
 
-    def parse_many(self, texts: Sequence[str]) -> list[LanguageGraph]:
+    def parse_scene(self, text: str) -> SceneGraph:
+        """``parse(text, mode="scene")``: the scene graph of a whole description."""
+        graph = self.parse(text, mode="scene")
+        assert isinstance(graph, SceneGraph)
+        return graph
+
+    def parse_many(self, texts: Sequence[str],
+                   mode: str = "referring") -> list[LanguageGraph | SceneGraph]:
+        analyse = self._analyse_in(mode)
         graphs = []
         warnings: list[str] = []
         for i, text in enumerate(texts):
-            result = self.analyse(text)
+            result = analyse(text)
             graphs.append(result.graph)
             warnings.extend(f"text {i}: {w}" for w in result.warnings)
         self.last_warnings = warnings
@@ -112,11 +159,36 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
+_SENTENCE_END = frozenset({".", "!", "?"})
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each ending after its ``.`` ``!`` or ``?`` (a run of them
+    stays with its sentence); pieces without a word are left out."""
+    out = []
+    start = None
+    matches = list(_TOKEN_RE.finditer(text))
+    for k, m in enumerate(matches):
+        if start is None:
+            start = m.start()
+        if m.group() in _SENTENCE_END and (k + 1 == len(matches)
+                                           or matches[k + 1].group() not in _SENTENCE_END):
+            out.append(text[start:m.end()])
+            start = None
+    if start is not None:
+        out.append(text[start:])
+    return [s for s in out if has_words(tokenize(s))]
+
+
 def has_words(tokens: Iterable[str]) -> bool:
     return any(ch.isalnum() or ch == "_" for t in tokens for ch in t)
 
 
 # -------------------------------------------------------------- tree builder
+#: how the warning about an entity joined to the tree by an empty relation starts
+UNLINKED_WARNING = "no relation links"
+
+
 class GraphBuilder:
     """Collects entities and relations and always yields a valid tree.
 
@@ -178,7 +250,7 @@ class GraphBuilder:
             anchor = next((j for j in range(i - 1, -1, -1) if self.connected(j, root)), root)
             at = self.entities[i].span[0]
             self.warnings.append(
-                f"no relation links {self.entities[i].text!r} (tokens {self.entities[i].span[0]}"
+                f"{UNLINKED_WARNING} {self.entities[i].text!r} (tokens {self.entities[i].span[0]}"
                 f"-{self.entities[i].span[1]}) to the rest; attached to "
                 f"{self.entities[anchor].text!r} with an empty relation")
             self.add_relation(anchor, i, at, at, text="")

@@ -13,10 +13,14 @@ person (a wearer of clothing in the lexicon: ``man``, ``girl``) or an animal (``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from parsers.lexicon import WEARER_NOUNS, lexicon_form
+from parsers.scene import SceneEntity, SceneGraph, SceneRelation
+from rcrn.structures import Entity, LanguageGraph, Relation
 
 __all__ = ["ANIMALS", "PRONOUNS", "REFLEXIVE", "SUBJECT_PRONOUNS", "POSSESSIVE_PRONOUNS",
-           "agrees", "is_animal", "is_person", "is_plural"]
+           "agrees", "is_animal", "is_person", "is_plural", "merge_sentences"]
 
 PERSONAL = frozenset({"he", "him", "himself", "she", "her", "herself"})
 NEUTER = frozenset({"it", "itself"})
@@ -69,3 +73,145 @@ def agrees(pronoun: str, head: str, group: bool = False) -> bool:
     if pronoun in PLURAL:
         return group or is_plural(head)
     return not is_person(head) and not is_plural(head)
+
+
+# ------------------------------------------------------------ scene mode
+_DEFINITE = frozenset({"the", "this", "that", "these", "those"})
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4}
+_COLOURS = frozenset({"red", "orange", "yellow", "green", "blue", "purple", "pink", "brown",
+                      "black", "white", "gray", "grey", "silver", "gold", "golden", "beige",
+                      "tan", "navy", "maroon", "blond", "blonde", "striped", "spotted"})
+
+
+#: modifiers that tell mentions apart rather than describe the entity
+_REFERRING_WORDS = frozenset({"other", "another", "same", *_ORDINALS})
+
+
+def _attributes(e: Entity) -> list[str]:
+    return [m for m in dict.fromkeys(e.modifiers) if m.lower() not in _REFERRING_WORDS]
+
+
+class _Scene:
+    """The entities and relations merged so far, and where each entity was last named."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.entities: list[SceneEntity] = []
+        self.relations: list[SceneRelation] = []
+        self.last_seen: list[int] = []
+        self.edges: set[tuple[int, str, int]] = set()
+        self.subject = -1  # the entity the previous sentence is about (its root)
+
+    def add_mention(self, target: int, e: Entity, offset: int) -> int:
+        span = (e.span[0] + offset, e.span[1] + offset)
+        if target < 0:
+            self.entities.append(SceneEntity(e.head, _attributes(e), e.text, [span]))
+            self.last_seen.append(span[0])
+            return len(self.entities) - 1
+        ent = self.entities[target]
+        ent.mentions.append(span)
+        ent.attributes.extend(m for m in _attributes(e) if m not in ent.attributes)
+        self.last_seen[target] = span[0]
+        return target
+
+    def add_relation(self, subject: int, r: Relation, obj: int, offset: int) -> None:
+        key = (subject, r.text.lower(), obj)
+        if r.text and key not in self.edges:
+            self.edges.add(key)
+            self.relations.append(SceneRelation(subject, r.text, obj,
+                                                (r.span[0] + offset, r.span[1] + offset)))
+
+    def recent(self, keep: Callable[[int], bool]) -> list[int]:
+        """Entities for which ``keep`` holds, the most recently named first."""
+        found = [k for k in range(len(self.entities)) if keep(k)]
+        return sorted(found, key=lambda k: -self.last_seen[k])
+
+
+def _partners(g: LanguageGraph, i: int, mapped: dict[int, int]) -> set[int]:
+    """Scene entities already merged that the sentence relates directly to its entity ``i``."""
+    out = set()
+    for r in g.relations:
+        if r.subject == i and r.object in mapped:
+            out.add(mapped[r.object])
+        elif r.object == i and r.subject in mapped:
+            out.add(mapped[r.subject])
+    return out
+
+
+def _pronoun_target(scene: _Scene, e: Entity, first: bool, mapped: dict[int, int],
+                    exclude: set[int], here: int) -> int:
+    """The entity a pronoun mention stands for, -1 if none agrees.  A pronoun the sentence's
+    parse already resolved (its head is its antecedent's) is the nearest entity of that
+    head named in the sentence; any other one stands for the subject of the previous
+    sentence if it opens the sentence and agrees, else for the nearest agreeing entity
+    named before the sentence."""
+    word = e.text.lower()
+    if e.head.lower() != word:
+        same = [mapped[j] for j in sorted(mapped, reverse=True)
+                if scene.entities[mapped[j]].head.lower() == e.head.lower()
+                and (word in REFLEXIVE or mapped[j] not in exclude)]
+        if same:
+            return same[0]
+    subject = scene.subject
+    if first and 0 <= subject < here and agrees(word, scene.entities[subject].head):
+        return subject
+    for k in scene.recent(lambda k: k < here and k not in exclude):
+        head = scene.entities[k].head
+        if head.lower() not in PRONOUNS and agrees(word, head):
+            return k
+    return -1
+
+
+def _definite_target(scene: _Scene, e: Entity, exclude: set[int]) -> int:
+    """The entity a definite noun phrase (``the dog``) names again: the most recently named
+    one of the same head (and number) whose colour does not contradict it; ``the second
+    dog`` the second one named, ``the other dog`` the one named before the latest.  -1
+    (a new entity) if none."""
+    words = e.text.lower().split()
+    if not words or words[0] not in _DEFINITE:
+        return -1
+    head = e.head.lower()
+    found = scene.recent(lambda k: k not in exclude and scene.entities[k].head.lower() == head)
+    for w in words:
+        if w in _ORDINALS:
+            order = sorted(found)
+            return order[_ORDINALS[w]] if _ORDINALS[w] < len(order) else -1
+    if "other" in words:
+        return found[1] if len(found) >= 2 else -1
+    colours = {w for w in (*words, *(m.lower() for m in e.modifiers)) if w in _COLOURS}
+    for k in found:
+        known = {a.lower() for a in scene.entities[k].attributes} & _COLOURS
+        if not colours or not known or colours & known:
+            return k
+    return -1
+
+
+def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
+    """The scene graph of ``text`` from the graphs of its sentences, in order.
+
+    Each mention is an entity named before when it corefers with it: a pronoun
+    (:func:`agrees`) stands for the subject of the previous sentence or the nearest
+    agreeing entity; a definite noun phrase (``the dog``) for the latest entity of the
+    same head and number; any other mention (``a dog``, ``another dog``, ``two dogs``) is a
+    new entity.  Relations of every sentence join the merged entities; the empty relations
+    a tree parse adds to connect what nothing links are left out.
+    """
+    scene = _Scene()
+    for g in graphs:
+        offset = len(scene.tokens)
+        scene.tokens.extend(g.tokens)
+        here = len(scene.entities)
+        mapped: dict[int, int] = {}
+        order = sorted(range(len(g.entities)), key=lambda i: g.entities[i].span)
+        for n, i in enumerate(order):
+            e = g.entities[i]
+            exclude = _partners(g, i, mapped)
+            if e.text.lower() in PRONOUNS:
+                target = _pronoun_target(scene, e, n == 0, mapped, exclude, here)
+            else:
+                target = _definite_target(scene, e, exclude)
+            mapped[i] = scene.add_mention(target, e, offset)
+        for r in g.relations:
+            scene.add_relation(mapped[r.subject], r, mapped[r.object], offset)
+        scene.subject = mapped.get(g.root, -1)
+    return SceneGraph(text, scene.tokens, scene.entities, scene.relations)

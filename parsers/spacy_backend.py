@@ -89,7 +89,9 @@ class SpacyParser(BaseParser):
             raise ParseError(f"nothing to parse in {str(text)[:60]!r}: the text holds no word")
         return self._result(text, self.nlp(text))
 
-    def parse_many(self, texts: Sequence[str]) -> list:
+    def parse_many(self, texts: Sequence[str], mode: str = "referring") -> list:
+        if mode != "referring":
+            return super().parse_many(texts, mode)
         for i, text in enumerate(texts):
             if not isinstance(text, str) or not has_words(tokenize(text)):
                 raise ParseError(f"text {i}: nothing to parse in {str(text)[:60]!r}")
