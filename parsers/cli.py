@@ -1,8 +1,10 @@
 """``rcrn parse`` and ``rcrn parse-eval``: language graphs from the command line.
 
+``parse --scene`` parses each text as a whole description into a scene graph.
 ``parse-eval`` scores a parser on VSR or What'sUp template captions (``--benchmark``,
 ``--root``) or, with ``--format factual FILE``, on the human scene graphs of a
-FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`).
+FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`; ``--scene``: the
+parser's scene mode, for captions of several sentences).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import parsers
 from parsers.base import ParseError
 from parsers.evaluate import evaluate_factual, evaluate_parser, read_captions, read_factual
 from rcrn.errors import CommandError
+from parsers.scene import SceneGraph
 from rcrn.structures import LanguageGraph
 
-__all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph"]
+__all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph", "format_scene"]
 
 
 def _options(pairs: list[str] | None) -> dict[str, Any]:
@@ -67,6 +70,28 @@ def format_graph(graph: LanguageGraph, warnings: list[str] | None = None) -> str
     return "\n".join(lines)
 
 
+def format_scene(graph: SceneGraph, warnings: list[str] | None = None) -> str:
+    """A readable table of a scene graph: entities with their mentions, relations, and the
+    graph in the FACTUAL layout."""
+    lines = [f"text: {graph.text}", "entities:"]
+    rows = [[str(i), e.head, ", ".join(e.attributes),
+             "; ".join(" ".join(graph.tokens[s:t]) for s, t in e.mentions)]
+            for i, e in enumerate(graph.entities)]
+    lines += _table(["#", "head", "attributes", "mentions"], rows)
+    lines.append("relations:")
+    if graph.relations:
+        rows = [[str(k), f"{r.subject} {graph.entities[r.subject].head}", r.text,
+                 f"{r.object} {graph.entities[r.object].head}"]
+                for k, r in enumerate(graph.relations)]
+        lines += _table(["#", "subject", "relation", "object"], rows)
+    else:
+        lines.append("  (none)")
+    lines.append(f"factual: {graph.to_factual() or '(none)'}")
+    for w in warnings or []:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
 def cmd_parse(args: argparse.Namespace) -> int:
     """Parse the given texts and print them as tables or JSON."""
     if args.list_parsers:
@@ -78,10 +103,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
     if not args.text:
         raise CommandError("give at least one TEXT to parse (or --list-parsers)")
     parser = _load(args.parser, args.option)
+    scene = getattr(args, "scene", False)
+    analyse = parser.analyse_scene if scene else parser.analyse
     results = []
     for k, text in enumerate(args.text):
         try:
-            results.append(parser.analyse(text))
+            results.append(analyse(text))
         except ParseError as exc:
             where = f"text {k + 1}" if len(args.text) > 1 else "text"
             raise CommandError(f"{where}: {exc}") from exc
@@ -89,7 +116,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
         docs = [dict(r.graph.to_dict(), warnings=list(r.warnings)) for r in results]
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
     else:
-        print("\n\n".join(format_graph(r.graph, r.warnings) for r in results))
+        show = format_scene if scene else format_graph
+        print("\n\n".join(show(r.graph, r.warnings) for r in results))
     return 0
 
 
@@ -110,11 +138,12 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
     if not items:
         raise CommandError(f"{path}: no caption row")
     parser = _load(args.parser, args.option)
-    report = evaluate_factual(parser, items, max(args.errors, 0))
+    mode = "scene" if getattr(args, "scene", False) else "referring"
+    report = evaluate_factual(parser, items, max(args.errors, 0), mode)
     report = {"format": "factual", "file": str(path), "parser": args.parser,
               "options": _options(args.option), **report}
     att = report["attributes"]
-    rows = [["format", "factual"], ["parser", args.parser],
+    rows = [["format", "factual"], ["parser", args.parser], ["mode", mode],
             ["captions", str(report["captions"])],
             ["gold / predicted triples",
              f"{report['gold_triples']} / {report['predicted_triples']}"],
@@ -154,6 +183,8 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
     factual`` on a FACTUAL-format scene-graph CSV."""
     if getattr(args, "format", "template") == "factual":
         return _cmd_parse_eval_factual(args)
+    if getattr(args, "scene", False):
+        raise CommandError("--scene scores scene graphs: use it with --format factual FILE")
     if getattr(args, "file", None):
         raise CommandError(f"unexpected FILE {args.file!r}: template captions are read "
                            f"from --root (FILE is for --format factual)")
@@ -188,13 +219,19 @@ def register(subparsers: Any) -> None:
                     "and relation phrases rooted at the referent) and print it as a table, "
                     "or with --json as LanguageGraph dicts (one object for one text, an "
                     "array for several; each with its 'warnings').",
-        epilog='Example: rcrn parse "the cup to the left of the plate that is on the table"')
+        epilog='Examples: rcrn parse "the cup to the left of the plate that is on the table"\n'
+               '          rcrn parse --scene "A dog sits on a couch. The dog is brown."',
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("text", nargs="*", metavar="TEXT", help="text to parse")
     p.add_argument("--parser", default=parsers.DEFAULT_PARSER,
                    help=f"parser backend ({names}; default: %(default)s)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="backend option, e.g. model=en_core_web_sm (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--scene", action="store_true",
+                   help="parse each TEXT as a whole description (several sentences, one "
+                        "scene) into a scene graph: mentions merged across sentences, no "
+                        "tree and no referent; --json prints SceneGraph dicts")
     p.add_argument("--list-parsers", action="store_true",
                    help="list the parser backends and whether they are installed")
     p.set_defaults(func=cmd_parse)
@@ -211,7 +248,8 @@ def register(subparsers: Any) -> None:
                     "attributes separately: micro precision/recall/F1 and exact relation "
                     "sets.",
         epilog="Examples: rcrn parse-eval --benchmark vsr --root data/vsr/splits/random\n"
-               "          rcrn parse-eval --format factual data/factual/random/dev.csv",
+               "          rcrn parse-eval --format factual data/factual/random/dev.csv\n"
+               "          rcrn parse-eval --format factual paragraphs.csv --scene",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("file", nargs="?", metavar="FILE",
                    help="with --format factual: the scene-graph CSV")
@@ -224,6 +262,10 @@ def register(subparsers: Any) -> None:
                    help="a jsonl/JSON file or a folder holding them (template captions)")
     e.add_argument("--limit", type=int, default=None, metavar="N",
                    help="with --format factual: score only the first N rows")
+    e.add_argument("--scene", action="store_true",
+                   help="with --format factual: score the parser's scene mode (each caption "
+                        "one scene graph, mentions merged across its sentences), for "
+                        "captions of several sentences")
     e.add_argument("--errors", type=int, default=10, metavar="K",
                    help="with --format factual: list up to K captions whose relation set "
                         "is wrong (default: %(default)s)")

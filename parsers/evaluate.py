@@ -31,7 +31,11 @@ reduced to keys made of the same small rule lemmatiser (:func:`lemma`):
 * ``( e )`` names an entity without relation; it is not scored.
 
 Scores are micro precision, recall and F1 over the sets of each caption, and the rate of
-captions whose relation set is exactly right.
+captions whose relation set is exactly right.  ``evaluate_factual(..., mode="scene")``
+scores the parser's scene mode instead (:mod:`parsers.scene`: the captions of a
+paragraph file, each several sentences, with mentions merged across sentences); a scene
+graph's keys are those of its FACTUAL layout (:meth:`~parsers.scene.SceneGraph.to_factual`
+read back by :func:`parse_scene_graph`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import Any
 
 from parsers.base import ParseError
 from parsers.lexicon import DETERMINERS
+from parsers.scene import SceneEntity, SceneGraph
 from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
 
@@ -224,20 +229,23 @@ def score_triples(graphs: Sequence[LanguageGraph | None],
             "errors": errors}
 
 
-def parse_all(parser: Any, texts: Sequence[str]) -> tuple[list[LanguageGraph | None], int]:
+def parse_all(parser: Any, texts: Sequence[str],
+              mode: str = "referring") -> tuple[list[Any], int]:
     """Graphs of ``texts`` (None where the parser raises ``ParseError``) and the failure count.
 
     The batched ``parse_many`` is tried first; when it rejects a text, the texts are
-    parsed one by one so one bad caption does not lose the others.
+    parsed one by one so one bad caption does not lose the others.  ``mode="scene"``
+    parses each text into a :class:`~parsers.scene.SceneGraph`.
     """
+    options = {} if mode == "referring" else {"mode": mode}
     try:
-        return list(parser.parse_many(texts)), 0
+        return list(parser.parse_many(texts, **options)), 0
     except ParseError:
-        graphs: list[LanguageGraph | None] = []
+        graphs: list[Any] = []
         failures = 0
         for text in texts:
             try:
-                graphs.append(parser.parse(text))
+                graphs.append(parser.parse(text, **options))
             except ParseError:
                 graphs.append(None)
                 failures += 1
@@ -442,8 +450,9 @@ def read_factual(path: str | Path, limit: int | None = None) -> list[FactualItem
     return items
 
 
-def predicted_triples(graph: LanguageGraph) -> set[Triple]:
-    """Relation triples of a parser's graph (relations without a relation key left out)."""
+def predicted_triples(graph: LanguageGraph | SceneGraph) -> set[Triple]:
+    """Relation triples of a parser's graph or scene graph (relations without a relation key
+    left out)."""
     out: set[Triple] = set()
     for rel in graph.relations:
         r = relation_key(rel.text)
@@ -457,12 +466,13 @@ def predicted_triples(graph: LanguageGraph) -> set[Triple]:
     return out
 
 
-def predicted_attributes(graph: LanguageGraph) -> set[Attribute]:
-    """``(entity head, modifier)`` pairs of a parser's graph."""
+def predicted_attributes(graph: LanguageGraph | SceneGraph) -> set[Attribute]:
+    """``(entity head, modifier)`` pairs of a parser's graph (a scene graph's entities:
+    their attributes)."""
     out: set[Attribute] = set()
     for e in graph.entities:
         h = head_key(e.head or e.text)
-        for m in e.modifiers:
+        for m in (e.attributes if isinstance(e, SceneEntity) else e.modifiers):
             a = attribute_key(m)
             if h and a:
                 out.add((h, a))
@@ -492,15 +502,17 @@ def score_sets(predicted: Iterable[set | frozenset],
             "exact_set_rate": exact / n if n else 0.0}
 
 
-def evaluate_factual(parser: Any, items: Sequence[FactualItem],
-                     max_errors: int = 0) -> dict[str, Any]:
+def evaluate_factual(parser: Any, items: Sequence[FactualItem], max_errors: int = 0,
+                     mode: str = "referring") -> dict[str, Any]:
     """Parse every caption of ``items`` with ``parser`` and score relations and attributes.
 
+    ``mode="scene"`` parses each caption into a scene graph (``parse(text, mode="scene")``:
+    for captions of several sentences, mentions merged across them) and scores that.
     Captions the parser rejects with :class:`~parsers.base.ParseError` count as empty
     graphs (``parse_failures`` counts them).
 
     Returns:
-        the relation scores of :func:`score_sets` (``captions``, ``gold_triples``,
+        ``mode``, the relation scores of :func:`score_sets` (``captions``, ``gold_triples``,
         ``predicted_triples``, ``true_positives``, ``precision``, ``recall``, ``f1``,
         ``exact_set_rate``), ``attributes`` (the same for attributes), ``parse_failures``,
         ``seconds``, ``sentences_per_second`` and, with ``max_errors``, ``errors``: up to
@@ -508,13 +520,13 @@ def evaluate_factual(parser: Any, items: Sequence[FactualItem],
     """
     texts = [it.text for it in items]
     t0 = time.perf_counter()
-    graphs, failures = parse_all(parser, texts)
+    graphs, failures = parse_all(parser, texts, mode)
     elapsed = time.perf_counter() - t0
     preds = [predicted_triples(g) if g is not None else set() for g in graphs]
     pred_attrs = [predicted_attributes(g) if g is not None else set() for g in graphs]
     rel = score_sets(preds, [it.triples for it in items])
     out: dict[str, Any] = {
-        "captions": rel["captions"], "gold_triples": rel["gold"],
+        "mode": mode, "captions": rel["captions"], "gold_triples": rel["gold"],
         "predicted_triples": rel["predicted"], "true_positives": rel["true_positives"],
         "precision": rel["precision"], "recall": rel["recall"], "f1": rel["f1"],
         "exact_set_rate": rel["exact_set_rate"],

@@ -171,3 +171,87 @@ def test_to_factual_writes_relations_attributes_and_lone_entities():
     g = SceneGraph("t", [], [SceneEntity("a, b (c)"), SceneEntity("d")],
                    [SceneRelation(0, "next to,", 1)])
     assert g.to_factual() == "( a b c , next to , d )"
+
+
+# ------------------------------------------------------------------ scoring and CLI
+#: paragraphs written for these tests, with the scene graphs a reader gives them
+PARAGRAPHS = [
+    ("A dog sits on a couch. The dog is brown. A cat sleeps under a table.",
+     "( dog , sit on , couch ) , ( dog , is , brown ) , ( cat , sleep under , table )"),
+    ("A man holds a cup. He is standing on a rug. The cup is white.",
+     "( man , hold , cup ) , ( man , stand on , rug ) , ( cup , is , white )"),
+    ("A woman rides a horse. She wears a red hat. The horse is running on a beach.",
+     "( woman , ride , horse ) , ( woman , wear , hat ) , ( hat , is , red ) , "
+     "( horse , run on , beach )"),
+]
+
+
+def _csv(tmp_path, rows):
+    import csv
+
+    path = tmp_path / "paragraphs.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["caption", "scene_graph"])
+        w.writerows(rows)
+    return path
+
+
+def test_a_scene_graph_scores_by_the_keys_of_its_factual_layout(rule):
+    from parsers.evaluate import parse_scene_graph, predicted_attributes, predicted_triples
+
+    for text, _ in PARAGRAPHS:
+        g = rule.parse_scene(text)
+        assert parse_scene_graph(g.to_factual()) == (predicted_triples(g),
+                                                     predicted_attributes(g))
+
+
+def test_evaluate_factual_scores_the_scene_mode(rule, tmp_path):
+    from parsers.evaluate import evaluate_factual, read_factual
+
+    items = read_factual(_csv(tmp_path, PARAGRAPHS))
+    scene = evaluate_factual(rule, items, max_errors=5, mode="scene")
+    assert scene["mode"] == "scene"
+    assert evaluate_factual(rule, items)["mode"] == "referring"
+    # every gold relation and attribute is found once the mentions are merged
+    assert scene["f1"] == 1.0 and scene["exact_set_rate"] == 1.0
+    assert scene["attributes"]["f1"] == 1.0
+    assert scene["errors"] == []
+    # a paragraph the scene mode gets wrong is listed with what it predicted
+    items = read_factual(_csv(tmp_path, [(PARAGRAPHS[0][0], "( dog , on , floor )")]))
+    report = evaluate_factual(rule, items, max_errors=5, mode="scene")
+    assert report["f1"] == 0.0
+    assert report["errors"][0]["predicted"] == [["cat", "sleep under", "tabl"],
+                                                ["dog", "sit on", "couch"]]
+
+
+def test_cli_parse_scene_prints_merged_entities_and_the_factual_line(capsys):
+    from rcrn.cli import main as run
+
+    assert run(["parse", "--scene", "A dog sits on a couch. The dog is brown."]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines()]
+    assert ["0", "dog", "brown", "A", "dog;", "The", "dog"] in rows
+    assert ["0", "0", "dog", "sits", "on", "1", "couch"] in rows
+    assert "factual: ( dog , sits on , couch ) , ( dog , is , brown )" in out
+    assert "root:" not in out
+    assert run(["parse", "--scene", "--json", "A man holds a cup. He smiles.", "A cat."]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert len(docs) == 2
+    g = SceneGraph.from_dict({k: v for k, v in docs[0].items() if k != "warnings"})
+    assert g.triples() == [("man", "holds", "cup")]
+    assert isinstance(docs[0]["warnings"], list)
+
+
+def test_cli_parse_eval_scene(tmp_path, capsys):
+    from rcrn.cli import main as run
+
+    path = _csv(tmp_path, PARAGRAPHS)
+    assert run(["parse-eval", "--format", "factual", str(path), "--scene", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["mode"] == "scene" and report["f1"] == 1.0 and report["captions"] == 3
+    assert run(["parse-eval", "--format", "factual", str(path), "--scene"]) == 0
+    out = capsys.readouterr().out
+    assert "mode" in out and "scene" in out and "triple F1                 100.00%" in out
+    assert run(["parse-eval", "--benchmark", "vsr", "--root", str(path), "--scene"]) == 2
+    assert "--scene scores scene graphs: use it with --format factual" in capsys.readouterr().err
