@@ -69,7 +69,12 @@ core.  Two passes over the tokens:
    * a pronoun object (``it``, ``them``, ``her``, ``himself`` ...) stands for the nearest
      earlier entity that agrees with it (``a cat looking at a mouse and chasing it``:
      the cat chases the mouse); where the tree already joins the two, the pronoun
-     stays an entity whose head is its antecedent's head.
+     stays an entity whose head is its antecedent's head;
+   * a pronoun opening a clause (``A man holds a cup. He is standing on a rug``, ``...
+     and it is red``) stands for the subject of the open or previous clause if it agrees
+     (:mod:`parsers.coreference`), else for the nearest agreeing entity; it is no entity
+     of its own, and a verb is expected after it (``They smile at a dog``).  Without an
+     agreeing entity (``A man sits. It is sunny.``) it stays an entity.
 
 Otherwise the first noun phrase is the referent and the root.
 
