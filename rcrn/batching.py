@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from rcrn.boxes import box_iou
 from rcrn.structures import GroundingProblem
 
 __all__ = ["Vocab", "GroundingBatch", "collate", "normalize_token"]
@@ -251,23 +252,26 @@ class GroundingBatch:
 
 
 def _pad(seqs: list[list[int]], fill: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    length = max([len(s) for s in seqs] + [1])
-    out = torch.full((len(seqs), length), fill, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-    lengths = torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
-    return out, lengths
+    """``[len(seqs), longest]`` ids padded with ``fill``, and the lengths (at least 1)."""
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+    out = np.full((len(seqs), max(int(lengths.max(initial=0)), 1)), fill, dtype=np.int64)
+    if len(seqs):
+        rows = np.repeat(np.arange(len(seqs)), lengths)
+        cols = np.arange(len(rows)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out[rows, cols] = np.fromiter((x for s in seqs for x in s), dtype=np.int64,
+                                      count=len(rows))
+    return torch.from_numpy(out), torch.from_numpy(np.maximum(lengths, 1))
 
 
 def _flat_positions(positions: list[list[int]], graph_of: list[int], width: int,
                     length: int) -> torch.Tensor:
     """``[len(positions), length]`` positions in the flat ``[B * width]`` token grid
     (-1 where padded)."""
-    out = torch.full((len(positions), length), -1, dtype=torch.long)
-    for i, (pos, g) in enumerate(zip(positions, graph_of)):
-        if pos:
-            out[i, :len(pos)] = torch.tensor(pos, dtype=torch.long) + g * width
-    return out
+    out, _ = _pad(positions, fill=-1)
+    out = out[:, :length] if out.shape[1] >= length else torch.cat(
+        [out, out.new_full((len(positions), length - out.shape[1]), -1)], dim=1)
+    offset = torch.tensor(graph_of, dtype=torch.long)[:, None] * width
+    return torch.where(out >= 0, out + offset, out)
 
 
 def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
@@ -303,15 +307,20 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
     edge_span: list[tuple[int, int]] = []
     node_batch, node_depth, roots = [], [], []
     parents, children, edge_batch, edge_rel, parent_is_subj = [], [], [], [], []
-    box_feats = torch.zeros(B, n_max, feature_dim)
-    boxes = torch.zeros(B, n_max, 4)
-    boxes_px = torch.zeros(B, n_max, 4)
-    box_mask = torch.zeros(B, n_max, dtype=torch.bool)
-    image_size = torch.zeros(B, 2)
-    match = torch.full((B,), -1.0)
-    target = torch.full((B,), -1, dtype=torch.long)
-    ref_box = torch.zeros(B, 4)
-    mismatch = torch.full((B,), -1, dtype=torch.long)
+    # filled per item as numpy arrays, made tensors once (a torch call per item costs more
+    # than the copy)
+    box_feats = np.zeros((B, n_max, feature_dim), dtype=np.float32)
+    boxes_px = np.zeros((B, n_max, 4), dtype=np.float32)
+    box_mask = np.zeros((B, n_max), dtype=bool)
+    image_size = np.zeros((B, 2), dtype=np.float32)
+    match = np.full(B, -1.0, dtype=np.float32)
+    target = np.full(B, -1, dtype=np.int64)
+    ref_box = np.zeros((B, 4), dtype=np.float32)
+    mismatch = np.full(B, -1, dtype=np.int64)
+    # the target proposal (``GroundingProblem.target_index``) of every item at once
+    referent = np.zeros((B, 4))
+    has_referent = np.zeros(B, dtype=bool)
+    proposals64 = np.zeros((B, n_max, 4))
 
     offset = 0
     for g, p in enumerate(problems):
@@ -341,26 +350,33 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
 
         props = p.proposals
         n = len(props)
-        w, h = props.image_size
-        image_size[g] = torch.tensor([w, h], dtype=torch.float32)
+        image_size[g] = props.image_size
         if n:
-            px = torch.from_numpy(np.asarray(props.boxes, dtype=np.float32))
-            boxes_px[g, :n] = px
-            boxes[g, :n] = px / torch.tensor([w, h, w, h], dtype=torch.float32)
+            boxes_px[g, :n] = props.boxes
             box_mask[g, :n] = True
             if props.features is not None and feature_dim:
                 if props.feature_dim != feature_dim:
                     raise ValueError(f"problem {p.id!r}: features of size {props.feature_dim}, "
                                      f"batch uses {feature_dim}")
-                box_feats[g, :n] = torch.from_numpy(np.asarray(props.features, dtype=np.float32))
+                box_feats[g, :n] = props.features
         if p.match is not None:
             match[g] = float(p.match)
         if p.referent_box is not None:
-            ref_box[g] = torch.from_numpy(np.asarray(p.referent_box, dtype=np.float32))
-            target[g] = p.target_index
+            ref_box[g] = p.referent_box
+            if n:
+                referent[g], has_referent[g] = p.referent_box, True
+                proposals64[g, :n] = props.boxes
         if p.mismatched_relation is not None:
             mismatch[g] = p.mismatched_relation
 
+    if has_referent.any():
+        iou = np.where(box_mask, box_iou(referent[:, None], proposals64)[:, 0], -1.0)
+        target[has_referent] = iou.argmax(1)[has_referent]
+    wh = image_size[:, None, [0, 1, 0, 1]]                          # [B, 1, (w, h, w, h)]
+    boxes = np.divide(boxes_px, wh, out=np.zeros_like(boxes_px), where=box_mask[..., None])
+    box_feats, boxes, boxes_px, box_mask, image_size, match, target, ref_box, mismatch = (
+        torch.from_numpy(a) for a in (box_feats, boxes, boxes_px, box_mask, image_size, match,
+                                      target, ref_box, mismatch))
     ent_tokens, ent_lengths = _pad(ent_seqs)
     spo_tokens, spo_lengths = _pad(spo_seqs) if spo_seqs else (
         torch.zeros(0, 1, dtype=torch.long), torch.zeros(0, dtype=torch.long))

@@ -67,26 +67,28 @@ def _check4(x: Any, what: str) -> None:
 
 
 def box_iou(a: np.ndarray, b: np.ndarray, inclusive: bool = False) -> np.ndarray:
-    """IoU between every box of ``a`` [n, 4] and ``b`` [m, 4] (xyxy).
+    """IoU between every box of ``a`` [..., n, 4] and ``b`` [..., m, 4] (xyxy).
 
     Args:
-        a: boxes ``[n, 4]`` (or a single box ``[4]``).
-        b: boxes ``[m, 4]`` (or a single box ``[4]``).
+        a: boxes ``[..., n, 4]`` (or a single box ``[4]``).
+        b: boxes ``[..., m, 4]`` (or a single box ``[4]``); leading axes broadcast
+            against ``a``'s (a batch of images).
         inclusive: use the inclusive-pixel convention (``w = x2 - x1 + 1``).
 
     Returns:
-        float64 array ``[n, m]``; 0 where the union is empty.
+        float64 array ``[..., n, m]``; 0 where the union is empty.
     """
-    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
-    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    a, b = (x[None] if x.ndim == 1 else x for x in (a, b))
     one = 1.0 if inclusive else 0.0
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    lt = np.maximum(a[..., :, None, :2], b[..., None, :, :2])
+    rb = np.minimum(a[..., :, None, 2:], b[..., None, :, 2:])
     wh = np.clip(rb - lt + one, 0, None)
     inter = wh[..., 0] * wh[..., 1]
-    area_a = np.clip(a[:, 2] - a[:, 0] + one, 0, None) * np.clip(a[:, 3] - a[:, 1] + one, 0, None)
-    area_b = np.clip(b[:, 2] - b[:, 0] + one, 0, None) * np.clip(b[:, 3] - b[:, 1] + one, 0, None)
-    union = area_a[:, None] + area_b[None, :] - inter
+    area_a, area_b = (np.clip(x[..., 2] - x[..., 0] + one, 0, None)
+                      * np.clip(x[..., 3] - x[..., 1] + one, 0, None) for x in (a, b))
+    union = area_a[..., :, None] + area_b[..., None, :] - inter
     return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 

@@ -9,6 +9,7 @@ import os
 import random
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -240,27 +241,47 @@ def _word_pieces(model_cfg: Any) -> Any:
 
 
 class ProblemDataset(Dataset):
-    """Problems for a DataLoader; images are read from ``meta['image_path']`` on access."""
+    """Problems for a DataLoader; images are read from ``meta['image_path']`` on access.
 
-    def __init__(self, problems: Sequence[GroundingProblem], with_images: bool = False) -> None:
+    The last ``cache_images`` decoded images are kept (read-only), so the expressions of
+    one image, which ``group_by`` batches together, decode it once.
+    """
+
+    def __init__(self, problems: Sequence[GroundingProblem], with_images: bool = False,
+                 cache_images: int = 64) -> None:
         self.problems = list(problems)
         self.with_images = with_images
+        self.cache_images = cache_images
+        self._images: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.problems)
 
+    def _image(self, path: str) -> np.ndarray:
+        image = self._images.get(path)
+        if image is not None:
+            self._images.move_to_end(path)
+            return image
+        from PIL import Image
+
+        with Image.open(path) as im:
+            image = np.asarray(im.convert("RGB"))
+        image.setflags(write=False)
+        if self.cache_images > 0:
+            self._images[path] = image
+            if len(self._images) > self.cache_images:
+                self._images.popitem(last=False)
+        return image
+
     def __getitem__(self, i: int) -> GroundingProblem:
         p = self.problems[i]
         if self.with_images and "image" not in p.meta:
-            from PIL import Image
-
             path = p.meta.get("image_path")
             if not path:
                 raise ValueError(f"problem {p.id!r}: no meta['image_path'] to read pixels from")
-            with Image.open(path) as im:
-                image = np.asarray(im.convert("RGB"))
             p = GroundingProblem(p.graph, p.proposals, p.match, p.referent_box,
-                                 p.mismatched_relation, p.id, dict(p.meta, image=image))
+                                 p.mismatched_relation, p.id,
+                                 dict(p.meta, image=self._image(str(path))))
         return p
 
 

@@ -184,3 +184,45 @@ def test_built_vocabularies_keep_unk_at_one():
     built = Vocab.build([random_problem(np.random.default_rng(0), 3, 4, 8)])
     assert built.itos[:2] == ["<pad>", "<unk>"]
     assert Vocab.from_list(built.to_list()).stoi == built.stoi
+
+
+def test_collate_targets_token_positions_and_padding_per_item():
+    from dataclasses import replace
+
+    rng = np.random.default_rng(3)
+    problems = [random_problem(rng, n, m, 5, item_id=str(i))
+                for i, (n, m) in enumerate([(2, 4), (3, 6), (1, 2), (4, 3)])]
+    problems[1] = replace(problems[1], referent_box=np.array([900.0, 900, 950, 950]))
+    problems[2] = replace(problems[2], referent_box=None, match=None)
+    problems[3].proposals.boxes[1] = problems[3].proposals.boxes[2]   # a tie: first wins
+    problems[3] = replace(problems[3], referent_box=problems[3].proposals.boxes[2].copy())
+    vocab = Vocab.build(problems)
+    b = collate(problems, vocab)
+    assert b.target_index.tolist() == [problems[0].target_index, 0, -1, 1]
+    assert b.match[2] == -1 and not b.referent_box[2].any()
+    width = b.text_tokens.shape[1]
+    v = 0
+    for g, p in enumerate(problems):
+        tokens = vocab.encode(p.graph.tokens)
+        assert b.text_tokens[g].tolist() == tokens + [0] * (width - len(tokens))
+        for i, e in enumerate(p.graph.entities):
+            pos = b.ent_token_pos[v + i]
+            want = [g * width + j for j in range(*e.span)]
+            assert pos.tolist() == want + [-1] * (len(pos) - len(want))
+            assert int(b.ent_lengths[v + i]) == max(len(p.graph.entity_tokens(i)), 1)
+        v += p.graph.num_entities
+        m = len(p.proposals)
+        assert not b.boxes[g, m:].any() and not b.box_mask[g, m:].any()
+
+
+def test_box_iou_of_a_batch_equals_one_image_at_a_time():
+    from rcrn.boxes import box_iou
+
+    rng = np.random.default_rng(0)
+    a = np.tile(rng.uniform(0, 50, (3, 2, 2)), 2) + [0, 0, 10, 10]
+    b = np.tile(rng.uniform(0, 50, (3, 5, 2)), 2) + [0, 0, 20, 5]
+    batched = box_iou(a, b, inclusive=True)
+    assert batched.shape == (3, 2, 5)
+    for g in range(3):
+        np.testing.assert_array_equal(batched[g], box_iou(a[g], b[g], inclusive=True))
+    assert box_iou(a[0, 0], b[0]).shape == (1, 5)
