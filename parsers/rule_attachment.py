@@ -549,9 +549,11 @@ def _object_relation(a: Attacher) -> _Relation | None:
 
 def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     """``the man next to the car wearing a hat``: a verb after the object of a preposition
-    describes the subject of that preposition."""
+    describes the subject of that preposition; an ``-ing`` participle after the object of
+    a verb describes the verb's subject (``a man sitting in the audience wearing a hat``:
+    the man wears the hat)."""
     r = _object_relation(a)
-    if r is not None and c.verb and not r.verb:
+    if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
         return r.subject
     return None
 
