@@ -23,7 +23,9 @@ core.  Two passes over the tokens:
    * ``NP REL NP`` – the relation links the two phrases; a further preposition
      attaches to the nearest noun phrase (chains: ``the cup left of the plate on
      the table``); a participle after the object of a preposition attaches to
-     the subject of that preposition (``the man next to the car wearing a hat``);
+     the subject of that preposition (``the man next to the car wearing a hat``),
+     and an ``-ing`` participle after the object of a verb to the verb's subject
+     (``a man sitting in the audience wearing a hat``);
    * copula – ``The cat is under the laptop`` relates the clause subject;
      the copula and words such as ``located`` are not part of the relation; a
      bare word the lexicon lacks between a copula and an article (``The couch is
