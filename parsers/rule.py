@@ -39,7 +39,9 @@ core.  Two passes over the tokens:
      (``the cup that is on the plate that is near the fork and left of the knife``:
      the plate is left of the knife); ``and`` followed by a noun phrase shares the
      previous relation (``left of the plate and the bowl``), or starts a new clause
-     linked to the root by an ``and`` relation when a copula follows; the commas of a
+     linked to the root by an ``and`` relation when a copula follows (unless it goes on
+     with the objects of a preposition or participle of the clause's subject: ``a cup
+     with a lid and a straw is on the table``); the commas of a
      list that ``and`` ends join its items the same way (``a dog, a cat and a bird on
      a couch``: all three are on the couch; ``with cups, plates and bowls``);
    * comparisons – ``has`` / ``with`` before an attribute comparison (``that has the

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from parsers.base import GraphBuilder
 from parsers.conventions import HAS, WEAR, relation_convention
 from parsers.coreference import PERSONAL, PRONOUNS, REFLEXIVE, SUBJECT_PRONOUNS, agrees
-from parsers.lexicon import CLOTHING_NOUNS, WEARER_NOUNS, lexicon_form
+from parsers.lexicon import CLOTHING_NOUNS, COPULAS, WEARER_NOUNS, lexicon_form
 from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
@@ -381,10 +381,22 @@ def _after_list_comma(a: Attacher, ci: int) -> bool:
             and not (a.fronted is not None and not a.fronted_resolved))
 
 
+def _object_of_modifier(a: Attacher) -> bool:
+    """Whether the noun phrase before the last conjunction is the object of a preposition or
+    a participle of the clause's subject (``a cup with a lid``, ``a woman wearing a
+    shirt``), so a noun phrase after the conjunction is another such object."""
+    r = a.last_rel
+    return (r is not None and r.object == a.conj_np and r.subject == a.clause_subj
+            and (not r.verb or (a.word(r.start).endswith(("ing", "ed"))
+                                and not (r.start > 0 and a.word(r.start - 1) in COPULAS))))
+
+
 def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     """``... and a cup is on the table``: ``and`` and a noun phrase before a copula start a
-    new clause, linked to the root by an ``and`` relation."""
-    if _after_conjunction(a) and a.next_kind(ci) == COP:
+    new clause, linked to the root by an ``and`` relation; not after the object of a
+    preposition or a participle of the clause's subject (``a cup with a lid and a straw is
+    on the table``: the straw is another object, the cup is on the table)."""
+    if _after_conjunction(a) and a.next_kind(ci) == COP and not _object_of_modifier(a):
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.clause_subj = e
         a.ctx_subj = -1

@@ -34,3 +34,23 @@ def test_late_participles_describe_the_clause_subject(rule, text, wanted, unwant
     got = _triples(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a noun phrase after "and" that continues the objects of a preposition or a
+    # participle of the subject: the copula after it describes the subject
+    ("a cup with a lid and a straw is on the table",
+     {("cup", "with", "lid"), ("cup", "with", "straw"), ("cup", "on", "table")},
+     {("straw", "on", "table")}),
+    ("a girl wearing a hat , a scarf and a coat is holding a dog",
+     {("girl", "wearing", "coat"), ("girl", "holding", "dog")}, {("coat", "holding", "dog")}),
+    # after a finite verb or a copula's participle it starts a clause of its own
+    ("a man holds a cup and a dog is on the floor",
+     {("man", "holds", "cup"), ("dog", "on", "floor")}, {("man", "on", "floor")}),
+    ("a boy is eating an apple and his bag is on the bench",
+     {("boy", "eating", "apple"), ("bag", "on", "bench")}, {("boy", "on", "bench")}),
+])
+def test_a_copula_after_coordinated_objects(rule, text, wanted, unwanted):
+    got = _triples(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
