@@ -40,7 +40,7 @@ core.  Two passes over the tokens:
      the plate is left of the knife); ``and`` followed by a noun phrase shares the
      previous relation (``left of the plate and the bowl``), or starts a new clause
      linked to the root by an ``and`` relation when a copula follows (unless it goes on
-     with the objects of a preposition or participle of the clause's subject: ``a cup
+     with the objects of ``with`` or a participle of the clause's subject: ``a cup
      with a lid and a straw is on the table``); the commas of a
      list that ``and`` ends join its items the same way (``a dog, a cat and a bird on
      a couch``: all three are on the couch; ``with cups, plates and bowls``);

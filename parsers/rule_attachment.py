@@ -382,20 +382,22 @@ def _after_list_comma(a: Attacher, ci: int) -> bool:
 
 
 def _object_of_modifier(a: Attacher) -> bool:
-    """Whether the noun phrase before the last conjunction is the object of a preposition or
+    """Whether the noun phrase before the last conjunction is the object of ``with`` or of
     a participle of the clause's subject (``a cup with a lid``, ``a woman wearing a
-    shirt``), so a noun phrase after the conjunction is another such object."""
+    shirt``; not after a copula: ``the cat is under the table``), so a noun phrase after
+    the conjunction is another such object."""
     r = a.last_rel
     return (r is not None and r.object == a.conj_np and r.subject == a.clause_subj
-            and (not r.verb or (a.word(r.start).endswith(("ing", "ed"))
-                                and not (r.start > 0 and a.word(r.start - 1) in COPULAS))))
+            and (a.word(r.start).endswith(("ing", "ed")) if r.verb
+                 else a.word(r.start) == "with")
+            and not (r.start > 0 and a.word(r.start - 1) in COPULAS))
 
 
 def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     """``... and a cup is on the table``: ``and`` and a noun phrase before a copula start a
-    new clause, linked to the root by an ``and`` relation; not after the object of a
-    preposition or a participle of the clause's subject (``a cup with a lid and a straw is
-    on the table``: the straw is another object, the cup is on the table)."""
+    new clause, linked to the root by an ``and`` relation; not after the object of ``with``
+    or of a participle of the clause's subject (``a cup with a lid and a straw is on the
+    table``: the straw is another object, the cup is on the table)."""
     if _after_conjunction(a) and a.next_kind(ci) == COP and not _object_of_modifier(a):
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.clause_subj = e
