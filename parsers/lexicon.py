@@ -219,6 +219,7 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "move": ("moves", "moving", "moved"),
     "wait": ("waits", "waiting", "waited"),
     "sleep": ("sleeps", "sleeping", "slept"),
+    "smile": ("smiles", "smiling", "smiled"),
     "point": ("points", "pointing", "pointed"),
     "talk": ("talks", "talking", "talked"),
     "stare": ("stares", "staring", "stared"),
@@ -284,6 +285,7 @@ WEAK_VERB_FORMS: frozenset[str] = frozenset({
     "follows", "hangs", "leans", "eats", "carries", "holds", "wears", "touches", "feeds",
     "washes", "sniffs", "approaches", "reflects", "overlooks", "belongs", "catches", "grazes",
     "covered", "filled", "parked", "placed", "mounted", "used", "shown", "perched",
+    "smiling", "smiles", "smiled",
 })
 
 #: intransitive verbs of posture and motion, which combine with a following preposition
@@ -291,7 +293,7 @@ POSTURE_VERB_FORMS: frozenset[str] = frozenset(
     form
     for lemma in ("sit", "stand", "lie", "walk", "run", "look", "hang", "lean", "rest", "park",
                   "fly", "swim", "float", "play", "wait", "sleep", "jump", "climb", "point",
-                  "stare", "talk", "graze", "grow", "move", "fall", "ride", "sail", "surf",
+                  "stare", "smile", "talk", "graze", "grow", "move", "fall", "ride", "sail", "surf",
                   "skate", "ski", "hide", "shine", "place", "mount", "perch", "stack", "stick",
                   "locate", "position", "situate", "lay", "belong", "attach", "connect",
                   "detach", "enclose", "cover", "surround", "fill", "make", "line", "decorate",

@@ -241,6 +241,11 @@ class Chunker:
                         and lw[i - 1] not in DETERMINERS and nxt.isalpha()
                         and rel_trie.longest(lw, i + 1) == i + 1)
                     or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1))
+            elif w in ATTRIBUTE_WORDS and predicate:
+                # a participle that is also an attribute (``is standing``, ``is smiling``)
+                # is a verb only before a preposition or an object
+                ok = rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS \
+                    or nxt in _OBJECT_PRONOUNS
             else:
                 ok = True
         elif end == i and w not in rel_trie.root:
@@ -400,6 +405,12 @@ class Chunker:
                 and self.is_participle(end - 1) and lw[end - 2] not in ATTRIBUTE_WORDS \
                 and self.compound_trie.longest(lw, end - 2) != end:
             end -= 1
+        # an attribute participle after the noun (``two women sitting``) describes it
+        posture = ""
+        if end - 1 > det_end and lw[end - 1] in ATTRIBUTE_WORDS \
+                and lw[end - 1].endswith("ing") and lw[end - 2] not in ATTRIBUTE_WORDS:
+            end -= 1
+            posture = tokens[end]
         chunk = Chunk(NP, start, end)
         if det_end == end:  # determiners only ("this", "that"): the last one is the head
             chunk.head = tokens[end - 1]
@@ -416,6 +427,8 @@ class Chunker:
         chunk.modifiers = [tokens[k] for k in range(det_end, head_start)
                            if lw[k] not in ("of", "and", "or")]
         self.split_owner(chunk, det_end, head_start)
+        if posture:
+            chunk.modifiers.append(posture)
         chunk.attr_only = det_end == start and all(
             lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k] in ("and", "or")
             for k in range(start, end))
@@ -625,6 +638,26 @@ def light_verb_before_comparison(s: Chunker) -> bool:
     return False
 
 
+_ATTRIBUTE_PARTICIPLES = frozenset(w for w in ATTRIBUTE_WORDS if w.endswith("ing"))
+
+
+@only_for(_ATTRIBUTE_PARTICIPLES)
+def participle_after_noun(s: Chunker) -> bool:
+    """An attribute participle (``standing``, ``smiling``) right after a noun and before no
+    preposition or object (``two women sitting together``, ``a man standing and
+    holding a racket``) ends the noun phrase, whose head it describes."""
+    i, lw = s.i, s.lw
+    if s.w not in _ATTRIBUTE_PARTICIPLES or s.np_start < 0 or not s.np_content \
+            or lw[i - 1] in ATTRIBUTE_WORDS:
+        return False
+    nxt = lw[i + 1] if i + 1 < s.n else ""
+    if s.rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS:
+        return False
+    s.i += 1
+    s.close_np(s.i)
+    return True
+
+
 def _plural_noun_opening_text(s: Chunker) -> bool:
     """Whether the word is a plural noun that is also a verb form and opens the text or a
     sentence (``leaves on the path``): a noun, not a relation."""
@@ -789,6 +822,7 @@ CHUNK_RULES: list[ChunkRule] = [
     adverb_before_relation,
     unknown_adverb,
     light_verb_before_comparison,
+    participle_after_noun,
     relation_phrase,
     copula,
     negation,

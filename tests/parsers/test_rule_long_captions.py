@@ -54,3 +54,21 @@ def test_a_copula_after_coordinated_objects(rule, text, wanted, unwanted):
     got = _triples(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples, modifiers", [
+    # a participle that is also an attribute is a verb before a preposition or an object
+    ("a girl is smiling at her father", {("girl", "smiling at", "father")}, {}),
+    ("a girl smiling at a camera", {("girl", "smiling at", "camera")}, {}),
+    ("the boys are standing behind a fence", {("boys", "standing behind", "fence")}, {}),
+    # and an attribute of its noun elsewhere
+    ("the girl is smiling", set(), {"girl": ["smiling"]}),
+    ("two girls smiling together", set(), {"girls": ["two", "smiling"]}),
+    ("a boy sitting and reading a book", {("boy", "reading", "book")}, {"boy": ["sitting"]}),
+    ("a smiling girl on a swing", {("girl", "on", "swing")}, {"girl": ["smiling"]}),
+])
+def test_attribute_participles(rule, text, triples, modifiers):
+    g = rule.parse(text)
+    assert _triples(g) == triples
+    assert {e.head: e.modifiers for e in g.entities if e.modifiers} == modifiers
+    assert all(e.head not in ("smiling", "sitting", "standing") for e in g.entities)

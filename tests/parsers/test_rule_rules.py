@@ -40,6 +40,7 @@ EXAMPLES = {
     ("chunk", "compound_noun"): "a teddy bear on the bed",
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
     ("chunk", "light_verb_before_comparison"): "the square that has the same color as the cross",
+    ("chunk", "participle_after_noun"): "two women sitting together",
     ("chunk", "relation_phrase"): "The bench is at the right side of the train.",
     ("chunk", "copula"): "The cat is under the laptop.",
     ("chunk", "negation"): "The cat is not under the laptop.",
