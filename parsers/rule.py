@@ -11,8 +11,10 @@ core.  Two passes over the tokens:
    (``"standing in front of"``).  Multi-word nouns of the lexicon
    (``"hair drier"``, ``"teddy bear"``) never split.  A participle the lexicon
    lacks that ends a noun phrase (``a man in a cap laughing``) is left out of
-   it; a plural noun that is also a verb form opening the text (``leaves on the
-   path``) is a noun; a third-person transitive verb between two nouns is a verb
+   it; an attribute participle (``standing``, ``smiling``) is a verb before a
+   preposition or an object (``is smiling at a man``) and otherwise an attribute of the
+   noun before it (``two women sitting together``); a plural noun that is also a verb
+   form opening the text (``leaves on the path``) is a noun; a third-person transitive verb between two nouns is a verb
    without a determiner after it (``the man wears long pants``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
