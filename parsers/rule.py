@@ -39,7 +39,10 @@ core.  Two passes over the tokens:
      ``which`` and ``is`` / ``has`` (``and that is above``), attaches to the subject
      of the nearest open clause, i.e. the parent of the noun phrase just before it
      (``the cup that is on the plate that is near the fork and left of the knife``:
-     the plate is left of the knife); ``and`` followed by a noun phrase shares the
+     the plate is left of the knife); a verb or copula after ``and`` (or a comma) describes the
+     subject of the sentence's last verb or of a relation after a copula, else the
+     clause's subject (``a woman is wearing a scarf with stripes and is holding a cup``:
+     the woman holds it); ``and`` followed by a noun phrase shares the
      previous relation (``left of the plate and the bowl``), or starts a new clause
      linked to the root by an ``and`` relation when a copula follows (unless it goes on
      with the objects of ``with`` or a participle of the clause's subject: ``a cup

@@ -68,7 +68,7 @@ class Attacher:
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
-                 "has_it", "worn", "prev", "prev_subj")
+                 "has_it", "worn", "prev", "prev_subj", "pred_subj")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -98,6 +98,8 @@ class Attacher:
         self.worn = -1             # object of the last relation if it is worn clothing
         self.prev = -1             # kind of the previous chunk
         self.prev_subj = -1        # subject of the clause before the last sentence end
+        self.pred_subj = -1        # subject of the last verb, or of a relation after a
+        #                            copula or a relative pronoun, in this sentence
 
     def run(self) -> int:
         """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
@@ -527,7 +529,10 @@ def relation_awaiting_object(a: Attacher, c: Chunk, ci: int) -> bool:
     """Any other relation phrase gets its subject (:data:`SUBJECT_RULES`) and waits for its
     object, the next noun phrase (:func:`object_of_relation`); a copula before it is no
     relation."""
-    a.pending = _Pending(a.relation_subject(c, ci), c.neg_start, c.end, False, c.verb)
+    subj = a.relation_subject(c, ci)
+    if c.verb or a.prev in (COP, PRON):
+        a.pred_subj = subj
+    a.pending = _Pending(subj, c.neg_start, c.end, False, c.verb)
     a.ctx_subj = -1
     return True
 
@@ -551,6 +556,8 @@ def subject_of_coordinated_relation(a: Attacher, c: Chunk) -> int | None:
     """After ``and`` or a comma (``the cup on the plate and left of the knife``): the
     subject of the last relation."""
     if a.prev in (CONJ, SOFT):
+        if c.verb and a.last_rel is not None and (a.pred_subj >= 0 or a.clause_subj >= 0):
+            return a.pred_subj if a.pred_subj >= 0 else a.clause_subj
         return a.last_rel.subject if a.last_rel is not None else a.last_np
     return None
 
@@ -616,7 +623,8 @@ def copula(a: Attacher, c: Chunk, ci: int) -> bool:
     if a.prev == PRON or a.waiting >= 0:
         pass  # keeps the relative-clause subject
     elif a.prev == CONJ and a.last_np >= 0:
-        a.ctx_subj = a.last_rel.subject if a.last_rel is not None else a.last_np
+        a.ctx_subj = a.pred_subj if a.pred_subj >= 0 else (
+            a.last_rel.subject if a.last_rel is not None else a.last_np)
     else:
         a.ctx_subj = -1
     if a.next_kind(ci) == NP and a.waiting < 0 \
@@ -674,6 +682,7 @@ def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
         a.pending = None
     a.ctx_subj = -1
     a.waiting = -1
+    a.pred_subj = -1
     if a.clause_subj >= 0:
         a.prev_subj = a.clause_subj
     a.clause_subj = -1

@@ -72,3 +72,21 @@ def test_attribute_participles(rule, text, triples, modifiers):
     assert _triples(g) == triples
     assert {e.head: e.modifiers for e in g.entities if e.modifiers} == modifiers
     assert all(e.head not in ("smiling", "sitting", "standing") for e in g.entities)
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a verb or copula after "and" goes on describing the subject of the last verb (or of
+    # the clause), not the subject of a preposition in between
+    ("a woman is wearing a scarf with stripes and is holding a cup",
+     {("woman", "wearing", "scarf"), ("scarf", "with", "stripes"), ("woman", "holding", "cup")},
+     {("scarf", "holding", "cup")}),
+    ("a man in a shirt with a logo and holding a cup",
+     {("man", "holding", "cup")}, {("shirt", "holding", "cup")}),
+    # coordinated relations without a verb keep the subject of the last relation
+    ("the cup on the plate and left of the knife",
+     {("cup", "on", "plate"), ("cup", "left of", "knife")}, set()),
+])
+def test_and_before_a_verb_keeps_the_predicate_subject(rule, text, wanted, unwanted):
+    got = _triples(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
