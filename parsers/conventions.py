@@ -9,8 +9,8 @@ such data maps the phrase the same way:
   (``a glass of water``: ``water in glass``; ``a plate of food``: ``food on
   plate``), holders of :data:`~parsers.lexicon.HOLDER_NOUNS` keep the order
   (``a bowl of soup``: ``bowl has soup``, as does ``full of``: ``a shelf full of
-  books``: ``shelf has books``) and places on something
-  (``the side of the road``) keep ``of``;
+  books``); a place on something is a part of it as well (``the side of the road``:
+  ``road has side``, as FACTUAL's annotators write it);
 * **clothing** – ``a man in a red shirt`` and ``a woman dressed in black`` are
   annotated ``wear``; ``with`` marks clothing of
   :data:`~parsers.lexicon.WORN_WITH_NOUNS` as worn (``a boy with glasses``);
@@ -36,7 +36,6 @@ from parsers.lexicon import (
     HOLDER_NOUNS,
     INSTRUMENT_PASSIVE_VERBS,
     PASSIVE_VERBS,
-    REGION_NOUNS,
     SURFACE_NOUNS,
     WORN_WITH_NOUNS,
     lexicon_form,
@@ -84,8 +83,6 @@ def relation_convention(words: Sequence[str], subject: str,
                 return "on", True
             if lexicon_form(s, HOLDER_NOUNS):
                 return HAS, False
-            if s in REGION_NOUNS:
-                return None
             return HAS, True
         if first == "in" and lexicon_form(o, CLOTHING_NOUNS) \
                 and not lexicon_form(s, CLOTHING_NOUNS):

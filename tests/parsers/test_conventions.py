@@ -41,7 +41,7 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["of"], "mug", "tea", ("in", True)),
     (["of"], "plate", "cookies", ("on", True)),
     (["of"], "bowl", "soup", ("has", False)),
-    (["of"], "side", "street", None),
+    (["of"], "side", "street", ("has", True)),
     (["in"], "boy", "green shorts", ("wearing", False)),
     (["in"], "boy", "pool", None),
     (["in"], "hat", "cap", None),

@@ -90,3 +90,14 @@ def test_and_before_a_verb_keeps_the_predicate_subject(rule, text, wanted, unwan
     got = _triples(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a place on something named before "of" is its part
+    ("the back of the bench is wet", {("bench", "has", "back")}),
+    ("the top of a tall tower", {("tower", "has", "top")}),
+    # after a relation the place joins the relation phrase, as before
+    ("a sign on the side of the road", {("sign", "on the side of", "road")}),
+])
+def test_places_on_a_whole(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples
