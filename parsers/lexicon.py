@@ -44,6 +44,7 @@ __all__ = [
     "CONTAINER_NOUNS",
     "SURFACE_NOUNS",
     "HOLDER_NOUNS",
+    "POSITION_NOUNS",
     "REGION_NOUNS",
     "PART_NOUNS",
     "PASSIVE_VERBS",
@@ -411,6 +412,13 @@ REGION_NOUNS: frozenset[str] = frozenset({
     "ends", "corner", "corners", "center", "centre", "background", "foreground", "base",
     "rim", "surface", "outskirts", "rear", "tip", "interior", "exterior", "inside",
     "outside", "underside", "face", "part", "section", "area",
+})
+
+#: nouns of a position; after a preposition with no whole after them (``on the right``,
+#: ``in the middle``, ``in the distance``) they name no entity
+POSITION_NOUNS: frozenset[str] = frozenset({
+    "side", "sides", "top", "front", "back", "rear", "right", "left", "middle", "center",
+    "centre", "distance", "edge", "bottom", "end",
 })
 
 #: parts of a whole: a noun before one of them names the whole (``the clock hands``: the

@@ -72,7 +72,8 @@ core.  Two passes over the tokens:
      entity the phrase stands for; a noun of quantity or depiction before ``of``
      (``two piles of leaves``, ``a photo of a dog``) leaves the head to the noun
      after ``of``, and a place noun after a relation joins it (``along the side
-     of``);
+     of``); a place noun after a preposition with no whole after it (``the man on the
+     right``, ``in the middle``) is a position: no entity, no relation;
    * ``X has Y on it`` and ``X with Y on it`` relate Y to X (``the wall has a clock
      on it``: clock *on* wall); ``it`` is no entity of its own;
    * a pronoun object (``it``, ``them``, ``her``, ``himself`` ...) stands for the nearest

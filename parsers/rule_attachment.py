@@ -23,14 +23,29 @@ from collections.abc import Callable
 
 from parsers.base import GraphBuilder
 from parsers.conventions import HAS, WEAR, relation_convention
-from parsers.coreference import PERSONAL, PRONOUNS, REFLEXIVE, SUBJECT_PRONOUNS, agrees
-from parsers.lexicon import CLOTHING_NOUNS, COPULAS, WEARER_NOUNS, lexicon_form
+from parsers.coreference import (
+    PERSONAL,
+    POSSESSIVE_PRONOUNS,
+    PRONOUNS,
+    REFLEXIVE,
+    SUBJECT_PRONOUNS,
+    agrees,
+)
+from parsers.lexicon import (
+    CLOTHING_NOUNS,
+    COPULAS,
+    POSITION_NOUNS,
+    WEARER_NOUNS,
+    lexicon_form,
+)
 from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
 
 _WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
+#: words that may describe a position noun (``the far right``, ``the back left side``)
+_POSITION_MODIFIERS = POSITION_NOUNS | {"far", "upper", "lower", "near", "other", "opposite"}
 
 
 class _Pending:
@@ -243,6 +258,24 @@ def antecedent(a: Attacher, pronoun: str, exclude: int, strict: bool = False) ->
         if fallback < 0 and not strict and pronoun not in PERSONAL:
             fallback = k
     return fallback
+
+
+def position_without_whole(a: Attacher, c: Chunk, ci: int) -> bool:
+    """A place noun after a preposition with no whole after it (``the man on the right``,
+    ``a lamp in the far corner``... ``in the middle``, ``on top``, ``in the distance``)
+    names a position, not a thing: no entity and no relation (the preposition is
+    dropped), and a later relation chains to the phrase before it."""
+    p = a.pending
+    if p is None or p.copula or p.verb or p.subject < 0 or c.owner is not None \
+            or c.head.lower() not in POSITION_NOUNS \
+            or a.word(c.start) in POSSESSIVE_PRONOUNS \
+            or not all(m.lower() in _POSITION_MODIFIERS for m in c.modifiers):
+        return False
+    if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
+            and a.word(a.chunks[ci + 1].start) == "of":
+        return False
+    a.pending = None
+    return True
 
 
 def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
@@ -741,8 +774,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, pronoun_object, pronoun_subject,
-         noun_phrase],
+    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, pronoun_object,
+         pronoun_subject, noun_phrase],
     REL: [verb_of_object_relative, coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],

@@ -101,3 +101,18 @@ def test_and_before_a_verb_keeps_the_predicate_subject(rule, text, wanted, unwan
 ])
 def test_places_on_a_whole(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a place noun after a preposition with no whole after it is a position, no entity
+    ("the man on the right holding a cup", {("man", "holding", "cup")}),
+    ("a lamp in the middle on the far left of the desk", {("lamp", "on the far left of", "desk")}),
+    ("the cream in the cake in the middle", {("cream", "in", "cake")}),
+    # a position with a possessor or a thing's own words stays an entity
+    ("a dog lying on its back on the rug", {("dog", "lying on", "back"), ("back", "on", "rug")}),
+    ("a jar with a silver top", {("jar", "with", "top")}),
+    ("windows on three sides of the house",
+     {("windows", "on", "sides"), ("house", "has", "sides")}),
+])
+def test_positions_without_a_whole(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples

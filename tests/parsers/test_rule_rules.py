@@ -54,6 +54,7 @@ EXAMPLES = {
     ("chunk", "content_word"): "the cup",
     ("attach", "attributes_after_copula"): "the banana is yellow",
     ("attach", "it_of_has_on_it"): "the wall has a clock on it",
+    ("attach", "position_without_whole"): "the man on the right holding a cup",
     ("attach", "pronoun_object"): "a cat sitting on a box and chasing a mouse under it",
     ("attach", "pronoun_subject"): "A man holds a cup. He is standing on a rug.",
     ("attach", "noun_phrase"): "the cup",
