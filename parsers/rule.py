@@ -13,7 +13,9 @@ core.  Two passes over the tokens:
    lacks that ends a noun phrase (``a man in a cap laughing``) is left out of
    it; an attribute participle (``standing``, ``smiling``) is a verb before a
    preposition or an object (``is smiling at a man``) and otherwise an attribute of the
-   noun before it (``two women sitting together``); a plural noun that is also a verb
+   noun before it (``two women sitting together``); a base-form verb after two
+   coordinated noun phrases that open a sentence is their verb (``A black dog and a
+   white dog play``: no entity ``play``); a plural noun that is also a verb
    form opening the text (``leaves on the path``) is a noun; a third-person transitive verb between two nouns is a verb
    without a determiner after it (``the man wears long pants``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:

@@ -658,6 +658,37 @@ def participle_after_noun(s: Chunker) -> bool:
     return True
 
 
+_BASE_VERBS = frozenset(w for w in VERB_FORMS if not w.endswith(("s", "ing", "ed")))
+
+
+def verb_after_coordinated_subject(s: Chunker) -> bool:
+    """A verb in its base form right after the noun of the second of two coordinated noun
+    phrases that open a sentence, with no object after it (``A black dog and a white dog
+    play``, ``a cat and a dog sleep together``), is their verb, not the head of the
+    second phrase."""
+    i, lw, n = s.i, s.lw, s.n
+    w = s.w
+    if s.np_start < 0 or not s.np_content or s.pk != CONJ or len(s.chunks) < 2 \
+            or s.chunks[-2].kind != NP or w.endswith("s") \
+            or not (w in _BASE_VERBS or table_verb_class(w) in (VERB, WEAK)):
+        return False
+    prev = lw[i - 1]
+    if i - 1 < s.np_det_end or prev in ATTRIBUTE_WORDS or prev in DETERMINERS:
+        return False
+    for c in reversed(s.chunks):  # subjects: no relation before them in the sentence
+        if c.kind == HARD:
+            break
+        if c.kind not in (NP, CONJ, SOFT):
+            return False
+    nxt = lw[i + 1] if i + 1 < n else ""
+    if nxt and nxt[:1].isalnum() and (s.rel_trie.longest(lw, i + 1) > i + 1 or (
+            nxt not in CONJUNCTIONS and nxt not in ADVERBS and not table_adverb(nxt))):
+        return False
+    s.close_np(i)
+    s.add_relation(i + 1, True)
+    return True
+
+
 def _plural_noun_opening_text(s: Chunker) -> bool:
     """Whether the word is a plural noun that is also a verb form and opens the text or a
     sentence (``leaves on the path``): a noun, not a relation."""
@@ -823,6 +854,7 @@ CHUNK_RULES: list[ChunkRule] = [
     unknown_adverb,
     light_verb_before_comparison,
     participle_after_noun,
+    verb_after_coordinated_subject,
     relation_phrase,
     copula,
     negation,

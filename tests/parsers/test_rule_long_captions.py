@@ -116,3 +116,16 @@ def test_places_on_a_whole(rule, text, triples):
 ])
 def test_positions_without_a_whole(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, phrases", [
+    # a base-form verb after two coordinated subjects is their verb, not a noun
+    ("A black dog and a white dog play", ["A black dog", "a white dog"]),
+    ("a cat and a puppy sleep together", ["a cat", "a puppy"]),
+    # not after a relation (objects), nor before a preposition (a noun there)
+    ("a man wearing a jacket and a face mask", ["a man", "a jacket", "a face mask"]),
+    ("a logo and the words air force on a plane",
+     ["a logo", "the words air force", "a plane"]),
+])
+def test_verb_after_coordinated_subjects(rule, text, phrases):
+    assert [e.text for e in rule.parse(text).entities] == phrases

@@ -41,6 +41,7 @@ EXAMPLES = {
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
     ("chunk", "light_verb_before_comparison"): "the square that has the same color as the cross",
     ("chunk", "participle_after_noun"): "two women sitting together",
+    ("chunk", "verb_after_coordinated_subject"): "A black dog and a white dog play",
     ("chunk", "relation_phrase"): "The bench is at the right side of the train.",
     ("chunk", "copula"): "The cat is under the laptop.",
     ("chunk", "negation"): "The cat is not under the laptop.",
