@@ -15,9 +15,10 @@ core.  Two passes over the tokens:
    preposition or an object (``is smiling at a man``) and otherwise an attribute of the
    noun before it (``two women sitting together``); a base-form verb after two
    coordinated noun phrases that open a sentence is their verb (``A black dog and a
-   white dog play``: no entity ``play``); a plural noun that is also a verb
-   form opening the text (``leaves on the path``) is a noun; a third-person transitive verb between two nouns is a verb
-   without a determiner after it (``the man wears long pants``).  A word the lexicon
+   white dog play``: no entity ``play``); a plural noun that is also a verb form
+   opening the text (``leaves on the path``) is a noun; a third-person transitive verb
+   between two nouns is a verb without a determiner after it (``the man wears long
+   pants``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
    phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);

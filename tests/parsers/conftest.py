@@ -19,3 +19,20 @@ def spacy_parser():
         return parsers.load("spacy")
     except BackendUnavailable as exc:
         pytest.skip(f"no spaCy pipeline: {exc}")
+
+
+@pytest.fixture(scope="session")
+def rule():
+    """The ``rule`` backend."""
+    return parsers.load("rule")
+
+
+def _head_triples(graph):
+    ents = graph.entities
+    return {(ents[r.subject].head, r.text, ents[r.object].head) for r in graph.relations}
+
+
+@pytest.fixture(scope="session")
+def triples_of():
+    """``(subject head, relation text, object head)`` of every relation of a graph."""
+    return _head_triples

@@ -4,13 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
-
-
-@pytest.fixture(scope="module")
-def rule():
-    return parsers.load("rule")
-
 
 def _triples(graph):
     ents = graph.entities

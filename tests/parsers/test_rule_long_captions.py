@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
-
-
-@pytest.fixture(scope="module")
-def rule():
-    return parsers.load("rule")
-
-
-def _triples(graph):
-    ents = graph.entities
-    return {(ents[r.subject].head, r.text, ents[r.object].head) for r in graph.relations}
+# the fixtures ``rule`` and ``triples_of`` are those of conftest.py
 
 
 @pytest.mark.parametrize("text, wanted, unwanted", [
@@ -29,14 +19,6 @@ def _triples(graph):
     # after a preposition's object any verb does, as before
     ("a woman next to a car holding a phone",
      {("woman", "next to", "car"), ("woman", "holding", "phone")}, set()),
-])
-def test_late_participles_describe_the_clause_subject(rule, text, wanted, unwanted):
-    got = _triples(rule.parse(text))
-    assert wanted <= got
-    assert not unwanted & got
-
-
-@pytest.mark.parametrize("text, wanted, unwanted", [
     # a noun phrase after "and" that continues the objects of a preposition or a
     # participle of the subject: the copula after it describes the subject
     ("a cup with a lid and a straw is on the table",
@@ -49,9 +31,19 @@ def test_late_participles_describe_the_clause_subject(rule, text, wanted, unwant
      {("man", "holds", "cup"), ("dog", "on", "floor")}, {("man", "on", "floor")}),
     ("a boy is eating an apple and his bag is on the bench",
      {("boy", "eating", "apple"), ("bag", "on", "bench")}, {("boy", "on", "bench")}),
+    # a verb or copula after "and" goes on describing the subject of the last verb (or of
+    # the clause), not the subject of a preposition in between
+    ("a woman is wearing a scarf with stripes and is holding a cup",
+     {("woman", "wearing", "scarf"), ("scarf", "with", "stripes"), ("woman", "holding", "cup")},
+     {("scarf", "holding", "cup")}),
+    ("a man in a shirt with a logo and holding a cup",
+     {("man", "holding", "cup")}, {("shirt", "holding", "cup")}),
+    # coordinated relations without a verb keep the subject of the last relation
+    ("the cup on the plate and left of the knife",
+     {("cup", "on", "plate"), ("cup", "left of", "knife")}, set()),
 ])
-def test_a_copula_after_coordinated_objects(rule, text, wanted, unwanted):
-    got = _triples(rule.parse(text))
+def test_whom_a_late_phrase_describes(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
 
@@ -67,29 +59,11 @@ def test_a_copula_after_coordinated_objects(rule, text, wanted, unwanted):
     ("a boy sitting and reading a book", {("boy", "reading", "book")}, {"boy": ["sitting"]}),
     ("a smiling girl on a swing", {("girl", "on", "swing")}, {"girl": ["smiling"]}),
 ])
-def test_attribute_participles(rule, text, triples, modifiers):
+def test_attribute_participles(rule, triples_of, text, triples, modifiers):
     g = rule.parse(text)
-    assert _triples(g) == triples
+    assert triples_of(g) == triples
     assert {e.head: e.modifiers for e in g.entities if e.modifiers} == modifiers
     assert all(e.head not in ("smiling", "sitting", "standing") for e in g.entities)
-
-
-@pytest.mark.parametrize("text, wanted, unwanted", [
-    # a verb or copula after "and" goes on describing the subject of the last verb (or of
-    # the clause), not the subject of a preposition in between
-    ("a woman is wearing a scarf with stripes and is holding a cup",
-     {("woman", "wearing", "scarf"), ("scarf", "with", "stripes"), ("woman", "holding", "cup")},
-     {("scarf", "holding", "cup")}),
-    ("a man in a shirt with a logo and holding a cup",
-     {("man", "holding", "cup")}, {("shirt", "holding", "cup")}),
-    # coordinated relations without a verb keep the subject of the last relation
-    ("the cup on the plate and left of the knife",
-     {("cup", "on", "plate"), ("cup", "left of", "knife")}, set()),
-])
-def test_and_before_a_verb_keeps_the_predicate_subject(rule, text, wanted, unwanted):
-    got = _triples(rule.parse(text))
-    assert wanted <= got
-    assert not unwanted & got
 
 
 @pytest.mark.parametrize("text, triples", [
@@ -99,8 +73,8 @@ def test_and_before_a_verb_keeps_the_predicate_subject(rule, text, wanted, unwan
     # after a relation the place joins the relation phrase, as before
     ("a sign on the side of the road", {("sign", "on the side of", "road")}),
 ])
-def test_places_on_a_whole(rule, text, triples):
-    assert _triples(rule.parse(text)) == triples
+def test_places_on_a_whole(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
 
 
 @pytest.mark.parametrize("text, triples", [
@@ -114,8 +88,8 @@ def test_places_on_a_whole(rule, text, triples):
     ("windows on three sides of the house",
      {("windows", "on", "sides"), ("house", "has", "sides")}),
 ])
-def test_positions_without_a_whole(rule, text, triples):
-    assert _triples(rule.parse(text)) == triples
+def test_positions_without_a_whole(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
 
 
 @pytest.mark.parametrize("text, phrases", [

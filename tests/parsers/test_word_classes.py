@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import parsers
 from parsers import word_classes as wc
-
-
-@pytest.fixture(scope="module")
-def rule():
-    return parsers.load("rule")
 
 
 def _triples(graph):
