@@ -374,9 +374,12 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         target[has_referent] = iou.argmax(1)[has_referent]
     wh = image_size[:, None, [0, 1, 0, 1]]                          # [B, 1, (w, h, w, h)]
     boxes = np.divide(boxes_px, wh, out=np.zeros_like(boxes_px), where=box_mask[..., None])
-    box_feats, boxes, boxes_px, box_mask, image_size, match, target, ref_box, mismatch = (
-        torch.from_numpy(a) for a in (box_feats, boxes, boxes_px, box_mask, image_size, match,
-                                      target, ref_box, mismatch))
+    # computed in float32, held in torch's default float type
+    real = torch.get_default_dtype()
+    box_feats, boxes, boxes_px, image_size, match, ref_box = (
+        torch.from_numpy(a).to(real) for a in (box_feats, boxes, boxes_px, image_size, match,
+                                               ref_box))
+    box_mask, target, mismatch = (torch.from_numpy(a) for a in (box_mask, target, mismatch))
     ent_tokens, ent_lengths = _pad(ent_seqs)
     spo_tokens, spo_lengths = _pad(spo_seqs) if spo_seqs else (
         torch.zeros(0, 1, dtype=torch.long), torch.zeros(0, dtype=torch.long))

@@ -226,3 +226,23 @@ def test_box_iou_of_a_batch_equals_one_image_at_a_time():
     for g in range(3):
         np.testing.assert_array_equal(batched[g], box_iou(a[g], b[g], inclusive=True))
     assert box_iou(a[0, 0], b[0]).shape == (1, 5)
+
+
+def test_collate_holds_real_numbers_in_the_default_float_type():
+    import torch
+
+    rng = np.random.default_rng(4)
+    problems = [random_problem(rng, 3, 4, 5, item_id=str(i)) for i in range(2)]
+    vocab = Vocab.build(problems)
+    single = collate(problems, vocab)
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        double = collate(problems, vocab)
+    finally:
+        torch.set_default_dtype(before)
+    for name in ("box_feats", "boxes", "boxes_px", "image_size", "match", "referent_box"):
+        a, b = getattr(single, name), getattr(double, name)
+        assert a.dtype == torch.float32 and b.dtype == torch.float64, name
+        assert torch.equal(a.double(), b), name
+    assert double.target_index.dtype == torch.long and double.box_mask.dtype == torch.bool
