@@ -16,8 +16,8 @@ from typing import Any
 import parsers
 from parsers.base import ParseError
 from parsers.evaluate import evaluate_factual, evaluate_parser, read_captions, read_factual
-from rcrn.errors import CommandError
 from parsers.scene import SceneGraph
+from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
 
 __all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph", "format_scene"]
