@@ -4,7 +4,9 @@
 ``parse-eval`` scores a parser on VSR or What'sUp template captions (``--benchmark``,
 ``--root``) or, with ``--format factual FILE``, on the human scene graphs of a
 FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`; ``--scene``: the
-parser's scene mode, for captions of several sentences).
+parser's scene mode, for captions of several sentences), or with ``--format pairs FILE``
+on minimal caption pairs (:func:`parsers.evaluate.evaluate_pairs`: how many pairs parse to
+graphs that differ in exactly the edited relation).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import Any
 
 import parsers
 from parsers.base import ParseError
-from parsers.evaluate import evaluate_factual, evaluate_parser, read_captions, read_factual
+from parsers.evaluate import (
+    PAIR_KINDS,
+    evaluate_factual,
+    evaluate_pairs,
+    evaluate_parser,
+    read_captions,
+    read_factual,
+    read_pairs,
+)
 from parsers.scene import SceneGraph
 from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
@@ -162,6 +172,56 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
     return _print_report(report, rows, mistakes, args.json)
 
 
+def _cmd_parse_eval_pairs(args: argparse.Namespace) -> int:
+    """Score a parser on minimal caption pairs: the rate of pairs whose graphs align."""
+    if args.benchmark:
+        raise CommandError("--benchmark is for template captions; --format pairs reads a "
+                           "JSON or JSONL file of caption pairs")
+    if args.scene:
+        raise CommandError("--scene scores scene graphs: use it with --format factual FILE")
+    if args.file and args.root and args.file != args.root:
+        raise CommandError("give the pairs file once: as FILE or as --root")
+    path = args.file or args.root
+    if not path:
+        raise CommandError("--format pairs needs the file of caption pairs: rcrn parse-eval "
+                           "--format pairs FILE")
+    if args.limit is not None and args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    if args.errors < 0:
+        raise CommandError(f"--errors must be at least 0, got {args.errors}")
+    items = read_pairs(path, args.limit)
+    if not items:
+        raise CommandError(f"{path}: no caption pair")
+    parser = _load(args.parser, args.option)
+    report = evaluate_pairs(parser, items, max_errors=args.errors)
+    report = {"format": "pairs", "file": str(path), "parser": args.parser, **report}
+    edits = report["one_relation_edits"]
+    rows = [["file", str(path)], ["parser", args.parser], ["pairs", str(report["pairs"])],
+            ["aligned", f"{100 * report['aligned_rate']:.2f}% ({report['aligned']})"],
+            ["one-relation edits", str(edits["pairs"])],
+            ["  aligned", f"{100 * edits['aligned_rate']:.2f}% ({edits['aligned']})"]]
+    rows += [[f"{kind.replace('_', ' ')}", f"{report['outcomes'][kind]} "
+              f"({edits['outcomes'][kind]} one-relation edits)"]
+             for kind in PAIR_KINDS if kind != "aligned"]
+    rows += [["parse failures", str(report["parse_failures"])],
+             ["sentences/s", f"{report['sentences_per_second']:.0f}"]]
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    lines = _table(["metric", "value"], rows)
+    if report.get("errors"):
+        lines.append("first pairs that do not align (caption triples / negative triples):")
+        for e in report["errors"]:
+            lines.append(f"  {e['source']}: {e['kind']}"
+                         f"{' (one-relation edit)' if e['one_relation_edit'] else ''}")
+            for key, text in (("caption_triples", e["caption"]),
+                              ("negative_triples", e["negative_caption"])):
+                triples = "; ".join(" | ".join(t) for t in e[key]) or "(none)"
+                lines.append(f"    {text!r}: {triples}")
+    print("\n".join(lines))
+    return 0
+
+
 def _print_report(report: dict[str, Any], rows: list[list[str]],
                   mistakes: list[tuple[dict[str, Any], str, str]], as_json: bool) -> int:
     """``parse-eval``'s output: the report as JSON, or its table of ``rows`` and the
@@ -180,14 +240,17 @@ def _print_report(report: dict[str, Any], rows: list[list[str]],
 
 def cmd_parse_eval(args: argparse.Namespace) -> int:
     """Score a parser on the template captions of VSR or What'sUp, or with ``--format
-    factual`` on a FACTUAL-format scene-graph CSV."""
+    factual`` on a FACTUAL-format scene-graph CSV, or with ``--format pairs`` on minimal
+    caption pairs."""
     if getattr(args, "format", "template") == "factual":
         return _cmd_parse_eval_factual(args)
+    if getattr(args, "format", "template") == "pairs":
+        return _cmd_parse_eval_pairs(args)
     if getattr(args, "scene", False):
         raise CommandError("--scene scores scene graphs: use it with --format factual FILE")
     if getattr(args, "file", None):
         raise CommandError(f"unexpected FILE {args.file!r}: template captions are read "
-                           f"from --root (FILE is for --format factual)")
+                           f"from --root (FILE is for --format factual or pairs)")
     if not args.benchmark or not args.root:
         raise CommandError("template captions need --benchmark vsr|whatsup and --root "
                            "DIR_OR_FILE (or --format factual FILE)")
@@ -246,29 +309,37 @@ def register(subparsers: Any) -> None:
                     "'caption' and 'scene_graph' as '( s , r , o ) , ...') and score "
                     "relation triples (subject head, lemmatised relation, object head) and "
                     "attributes separately: micro precision/recall/F1 and exact relation "
-                    "sets.",
+                    "sets.  With --format pairs, parse both captions of every minimal pair "
+                    "of a JSON or JSONL file (fields 'caption' and 'negative_caption', one "
+                    "relation replaced) and count the pairs whose graphs align: the same "
+                    "entity heads and relation structure, and exactly the edited relation "
+                    "phrase different.",
         epilog="Examples: rcrn parse-eval --benchmark vsr --root data/vsr/splits/random\n"
                "          rcrn parse-eval --format factual data/factual/random/dev.csv\n"
-               "          rcrn parse-eval --format factual paragraphs.csv --scene",
+               "          rcrn parse-eval --format factual paragraphs.csv --scene\n"
+               "          rcrn parse-eval --format pairs replace_rel.json --errors 20",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("file", nargs="?", metavar="FILE",
-                   help="with --format factual: the scene-graph CSV")
-    e.add_argument("--format", default="template", choices=["template", "factual"],
-                   help="template captions (--benchmark, --root) or a FACTUAL scene-graph "
-                        "CSV (default: %(default)s)")
+                   help="with --format factual: the scene-graph CSV; with --format pairs: "
+                        "the JSON or JSONL file of caption pairs")
+    e.add_argument("--format", default="template", choices=["template", "factual", "pairs"],
+                   help="template captions (--benchmark, --root), a FACTUAL scene-graph "
+                        "CSV or minimal caption pairs (default: %(default)s)")
     e.add_argument("--benchmark", choices=["vsr", "whatsup"],
                    help="the template-caption benchmark (needed without --format factual)")
     e.add_argument("--root", metavar="DIR_OR_FILE",
                    help="a jsonl/JSON file or a folder holding them (template captions)")
     e.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="with --format factual: score only the first N rows")
+                   help="with --format factual or pairs: score only the first N rows or "
+                        "pairs")
     e.add_argument("--scene", action="store_true",
                    help="with --format factual: score the parser's scene mode (each caption "
                         "one scene graph, mentions merged across its sentences), for "
                         "captions of several sentences")
     e.add_argument("--errors", type=int, default=10, metavar="K",
                    help="with --format factual: list up to K captions whose relation set "
-                        "is wrong (default: %(default)s)")
+                        "is wrong; with --format pairs: up to K pairs that do not align "
+                        "(default: %(default)s)")
     e.add_argument("--parser", default=parsers.DEFAULT_PARSER,
                    help=f"parser backend ({names}; default: %(default)s)")
     e.add_argument("--option", action="append", metavar="KEY=VALUE",

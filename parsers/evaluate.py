@@ -36,11 +36,25 @@ scores the parser's scene mode instead (:mod:`parsers.scene`: the captions of a
 paragraph file, each several sentences, with mentions merged across sentences); a scene
 graph's keys are those of its FACTUAL layout (:meth:`~parsers.scene.SceneGraph.to_factual`
 read back by :func:`parse_scene_graph`).
+
+**Minimal caption pairs** (:func:`read_pairs`, :func:`evaluate_pairs`): a caption and a copy
+of it with one relation replaced (``A cat sits on a chair`` / ``A cat sits beside a
+chair``, the layout of SugarCrepe's ``replace_rel.json``).  A pair *aligns* when both graphs
+have the same entity heads in the same order, the same relations between the same subject
+and object indices, and exactly one relation phrase that differs, one that covers words where the
+captions differ (:func:`align_pair`; a phrase shared by coordinated subjects or objects,
+``a man and a woman under an umbrella``, is one phrase in several relations).  Mismatch
+localisation between two such graphs (which relation was replaced) is only defined for
+aligned pairs.  Not every published pair edits one relation only (``in the backseat`` /
+``outside the car`` replaces an entity too); :func:`one_relation_edit` tells, from the
+words alone, the pairs that do, and the report gives both rates.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
+import json
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -48,7 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parsers.base import ParseError
+from parsers.base import ParseError, tokenize
 from parsers.lexicon import DETERMINERS
 from parsers.scene import SceneEntity, SceneGraph
 from rcrn.errors import RcrnError
@@ -75,6 +89,12 @@ __all__ = [
     "predicted_attributes",
     "score_sets",
     "evaluate_factual",
+    "CaptionPair",
+    "PAIR_KINDS",
+    "read_pairs",
+    "one_relation_edit",
+    "align_pair",
+    "evaluate_pairs",
 ]
 
 class DataError(RcrnError, ValueError):
@@ -543,5 +563,279 @@ def evaluate_factual(parser: Any, items: Sequence[FactualItem], max_errors: int 
                 errors.append({"source": it.source, "text": it.text,
                                "gold": sorted(map(list, it.triples)),
                                "predicted": sorted(map(list, p))})
+        out["errors"] = errors
+    return out
+
+
+# ------------------------------------------------------------ minimal caption pairs
+PAIR_KINDS = ("aligned", "entity_count", "heads", "structure", "no_relation_differs",
+              "several_relations_differ", "other_relation", "parse_failure")
+"""The outcomes of :func:`align_pair`, in the order the checks run."""
+
+_PUNCT_RE = re.compile(r"^[^\w]+$")
+
+
+@dataclass(frozen=True)
+class CaptionPair:
+    """A caption and its copy with one relation replaced.
+
+    Attributes:
+        caption: the original caption.
+        negative: the edited copy (SugarCrepe's ``negative_caption``).
+        source: ``file:line`` (JSONL) or ``file#id`` (JSON).
+    """
+
+    caption: str
+    negative: str
+    source: str
+
+
+def _pair_record(record: Any, where: str) -> CaptionPair:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: a pair must be an object with 'caption' and "
+                        f"'negative_caption', got {type(record).__name__}")
+    texts = []
+    for key in ("caption", "negative_caption"):
+        value = record.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise DataError(f"{where}: needs a non-empty string field {key!r}"
+                            + (f" (got {value!r})" if key in record else ""))
+        texts.append(value.strip())
+    return CaptionPair(texts[0], texts[1], where)
+
+
+def read_pairs(path: str | Path, limit: int | None = None) -> list[CaptionPair]:
+    """Minimal caption pairs of a JSON or JSONL file (the first ``limit`` when given).
+
+    Each record is an object with the string fields ``caption`` and ``negative_caption``
+    (others are ignored).  A ``.jsonl`` file holds one record per line (blank lines
+    skipped); any other file is one JSON document: a list of records, or an object whose
+    values are records (keyed by id, the layout of SugarCrepe's ``replace_rel.json``).
+
+    Raises:
+        DataError: the file is missing, unreadable or not JSON, or a record is malformed;
+            the message names ``file:line`` (JSONL), ``file#id`` or ``file#index`` (JSON).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    items: list[CaptionPair] = []
+    if path.suffix.lower() == ".jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if limit is not None and len(items) >= limit:
+                break
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{where}: not valid JSON ({exc.msg})") from exc
+            items.append(_pair_record(record, where))
+        return items
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    if isinstance(doc, dict):
+        records = [(f"{path}#{key}", rec) for key, rec in doc.items()]
+    elif isinstance(doc, list):
+        records = [(f"{path}#{k}", rec) for k, rec in enumerate(doc)]
+    else:
+        raise DataError(f"{path}: expected a list of pairs or an object of pairs keyed by "
+                        f"id, got {type(doc).__name__}")
+    for where, record in records[:limit]:
+        items.append(_pair_record(record, where))
+    return items
+
+
+def _changed_stretches(a: Sequence[str],
+                       b: Sequence[str]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Token ranges ``((a_start, a_end), (b_start, b_end))`` where two token lists differ,
+    compared lowercase without punctuation tokens; an insertion has an empty range."""
+    ia = [i for i, t in enumerate(a) if not _PUNCT_RE.match(t)]
+    ib = [i for i, t in enumerate(b) if not _PUNCT_RE.match(t)]
+    wa = [a[i].lower() for i in ia]
+    wb = [b[i].lower() for i in ib]
+
+    def where(index: list[int], n: int, i: int, j: int) -> tuple[int, int]:
+        if i < j:
+            return index[i], index[j - 1] + 1
+        at = index[i] if i < len(index) else n
+        return at, at
+
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb,
+                                                      autojunk=False).get_opcodes():
+        if op != "equal":
+            out.append((where(ia, len(a), i1, i2), where(ib, len(b), j1, j2)))
+    return out
+
+
+#: prepositions, particles and adverbs a relation phrase may consist of
+_RELATION_PARTICLES = frozenset("""
+    about above across after against ahead along alongside amid amidst among amongst apart
+    around as aside at atop away before behind below beneath beside besides between beyond by
+    close closely down during far for from in inside into near nearby next of off on onto
+    opposite out outside over past round through throughout to together toward towards
+    under underneath up upon via while with within without
+    """.split())
+#: place nouns of multi-word prepositions (``in front of``, ``at the edge of``)
+_PLACE_NOUNS = frozenset("back bottom center centre edge end front left middle rear right "
+                         "side top".split())
+_AUXILIARY_WORDS = frozenset("""
+    a an the is are was were be been being am has have had having do does did can could will
+    would may might not n't no isn't aren't wasn't weren't doesn't don't didn't hasn't haven't
+    """.split())
+
+
+def _relation_word(words: Sequence[str], i: int) -> bool:
+    from parsers.lexicon import ADVERBS, COPULAS, VERB_FORMS
+    from parsers.word_classes import VERB, WEAK, is_adverb, verb_class
+
+    w = words[i]
+    if w in _RELATION_PARTICLES or w in _AUXILIARY_WORDS or w in COPULAS or w in ADVERBS:
+        return True
+    if w in _PLACE_NOUNS:
+        return i + 1 < len(words) and words[i + 1] == "of"
+    return w in VERB_FORMS or verb_class(w) in (VERB, WEAK) or is_adverb(w)
+
+
+def one_relation_edit(caption: str, negative: str) -> bool:
+    """Whether two captions differ in one stretch of relation words only.
+
+    Compared lowercase without punctuation, the captions must differ in exactly one
+    stretch of consecutive words, and every word of it, on either side, must be a verb form
+    (:mod:`parsers.lexicon` or the WordNet word-class table, :mod:`parsers.word_classes`:
+    classes ``V`` and ``W``), a preposition, particle or adverb, an article, copula,
+    auxiliary or negation, or a place noun followed by ``of`` (``in front of``).  A pair
+    that changes, adds or removes a noun (``in the backseat`` / ``outside the car``) or
+    changes words in two places is not a one-relation edit.
+    """
+    a = [t.lower() for t in tokenize(caption) if not _PUNCT_RE.match(t)]
+    b = [t.lower() for t in tokenize(negative) if not _PUNCT_RE.match(t)]
+    stretches = _changed_stretches(a, b)
+    if len(stretches) != 1:
+        return False
+    (a0, a1), (b0, b1) = stretches[0]
+    return all(_relation_word(a, i) for i in range(a0, a1)) and \
+        all(_relation_word(b, i) for i in range(b0, b1))
+
+
+def _touches(span: tuple[int, int], stretch: tuple[int, int]) -> bool:
+    if span[0] == span[1]:
+        # a phrase written by an annotation convention: empty, at the words it stands for
+        span = (span[0], span[0] + 1)
+    if stretch[0] == stretch[1]:
+        return span[0] <= stretch[0] <= span[1]
+    return stretch[0] < span[1] and span[0] < stretch[1]
+
+
+def _entity_head(entity: Any) -> str:
+    return (entity.head or entity.text).lower()
+
+
+def align_pair(first: LanguageGraph | None, second: LanguageGraph | None) -> tuple[str, int | None]:
+    """Whether the graphs of a minimal pair align, and which relation differs.
+
+    The checks, in order (the first that fails names the outcome, one of
+    :data:`PAIR_KINDS`): both graphs exist (``parse_failure``); the same number of
+    entities (``entity_count``); the same head nouns in the same order, lowercase
+    (``heads``); the same relations as ``(subject, object)`` index pairs in the same order
+    (``structure``); relation phrases compared lowercase, exactly one phrase differs: the
+    differing relations share one token span in each caption, as the copies of a phrase
+    over coordinated subjects or objects do (``no_relation_differs``,
+    ``several_relations_differ``); a stretch of words where the captions differ overlaps
+    that span in both captions (``other_relation``; an empty span, that of a phrase
+    written by an annotation convention, stands at its first word).
+
+    Returns:
+        the outcome and, for ``aligned``, the index of the (first) differing relation, else
+        None.
+    """
+    if first is None or second is None:
+        return "parse_failure", None
+    if len(first.entities) != len(second.entities):
+        return "entity_count", None
+    if [_entity_head(e) for e in first.entities] != [_entity_head(e) for e in second.entities]:
+        return "heads", None
+    if [(r.subject, r.object) for r in first.relations] != \
+            [(r.subject, r.object) for r in second.relations]:
+        return "structure", None
+    differ = [k for k, (r, q) in enumerate(zip(first.relations, second.relations))
+              if " ".join(r.text.lower().split()) != " ".join(q.text.lower().split())]
+    if not differ:
+        return "no_relation_differs", None
+    k = differ[0]
+    r, q = first.relations[k].span, second.relations[k].span
+    if any(first.relations[j].span != r or second.relations[j].span != q
+           for j in differ[1:]):
+        return "several_relations_differ", None
+    if any(_touches(r, sa) and _touches(q, sb)
+           for sa, sb in _changed_stretches(first.tokens, second.tokens)):
+        return "aligned", k
+    return "other_relation", None
+
+
+def _triples(graph: LanguageGraph | None) -> list[list[str]]:
+    if graph is None:
+        return []
+    return [[graph.entities[r.subject].text, r.text, graph.entities[r.object].text]
+            for r in graph.relations]
+
+
+def evaluate_pairs(parser: Any, items: Sequence[CaptionPair],
+                   max_errors: int = 0) -> dict[str, Any]:
+    """Parse both captions of every pair with ``parser`` and count the pairs that align
+    (:func:`align_pair`).
+
+    Captions the parser rejects with :class:`~parsers.base.ParseError` make their pair a
+    ``parse_failure``.
+
+    Returns:
+        ``pairs``, ``aligned``, ``aligned_rate``, ``outcomes`` (the count of every kind of
+        :data:`PAIR_KINDS`), ``one_relation_edits`` (``pairs``, ``aligned``,
+        ``aligned_rate`` and ``outcomes`` of the pairs :func:`one_relation_edit` accepts),
+        ``parse_failures`` (captions), ``seconds``,
+        ``sentences_per_second`` and, with ``max_errors``, ``errors``: up to that many pairs
+        that do not align, with their outcome, whether they are one-relation edits and
+        the triples of both graphs.
+    """
+    texts = [t for it in items for t in (it.caption, it.negative)]
+    t0 = time.perf_counter()
+    graphs, failures = parse_all(parser, texts)
+    elapsed = time.perf_counter() - t0
+    outcomes = dict.fromkeys(PAIR_KINDS, 0)
+    edit_outcomes = dict.fromkeys(PAIR_KINDS, 0)
+    errors = []
+    for n, it in enumerate(items):
+        first, second = graphs[2 * n], graphs[2 * n + 1]
+        kind, _ = align_pair(first, second)
+        edit = one_relation_edit(it.caption, it.negative)
+        outcomes[kind] += 1
+        if edit:
+            edit_outcomes[kind] += 1
+        if kind != "aligned" and len(errors) < max_errors:
+            errors.append({"source": it.source, "kind": kind, "one_relation_edit": edit,
+                           "caption": it.caption, "negative_caption": it.negative,
+                           "caption_triples": _triples(first),
+                           "negative_triples": _triples(second)})
+    n = len(items)
+    n_edit = sum(edit_outcomes.values())
+    out: dict[str, Any] = {
+        "pairs": n, "aligned": outcomes["aligned"],
+        "aligned_rate": outcomes["aligned"] / n if n else 0.0, "outcomes": outcomes,
+        "one_relation_edits": {
+            "pairs": n_edit, "aligned": edit_outcomes["aligned"],
+            "aligned_rate": edit_outcomes["aligned"] / n_edit if n_edit else 0.0,
+            "outcomes": edit_outcomes},
+        "parse_failures": failures, "seconds": elapsed,
+        "sentences_per_second": len(texts) / elapsed if elapsed > 0 else float("inf"),
+    }
+    if max_errors:
         out["errors"] = errors
     return out
