@@ -18,7 +18,10 @@ core.  Two passes over the tokens:
    white dog play``: no entity ``play``); a plural noun that is also a verb form
    opening the text (``leaves on the path``) is a noun; a third-person transitive verb
    between two nouns is a verb without a determiner after it (``the man wears long
-   pants``).  A word the lexicon
+   pants``); a verb form right after a noun and before a preposition (adverbs between)
+   is that noun's verb when the two agree: a base form after a plural (``four zebras
+   stand together in``), an ``-s`` form after ``a`` (``a goat grazes near``), any past
+   form (``three birds huddled together in``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
    phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);

@@ -83,6 +83,12 @@ _LEXICON_WORDS = (ATTRIBUTE_WORDS | PARTICIPLE_NOUNS | CLOTHING_NOUNS | PART_NOU
                   | RELATIVE_PRONOUNS | CONJUNCTIONS | NEGATIONS | ADVERBS | LOCATIVE_FILLERS
                   | LIGHT_VERBS | VERB_FORMS | _OBJECT_PRONOUNS | _COUNT_WORDS
                   | frozenset({"there", "here", "he", "she", "they", "we", "i", "who"}))
+#: determiners of one thing; a verb form in ``-s`` after a noun they open is the verb
+#: (``a sheep stands idly at``), not a plural head
+_SINGULAR_DETERMINERS = frozenset({"a", "an", "one", "each", "every", "another"})
+#: plurals without ``-s``
+_IRREGULAR_PLURALS = frozenset({"people", "men", "women", "children", "feet", "teeth", "geese",
+                                "mice", "police", "cattle", "oxen", "folks"})
 _verb_class = word_classes.verb_class
 _is_adverb = word_classes.is_adverb
 
@@ -240,7 +246,8 @@ class Chunker:
                     or (w in _TRANSITIVE_S and i > 0 and lw[i - 1].isalpha()
                         and lw[i - 1] not in DETERMINERS and nxt.isalpha()
                         and rel_trie.longest(lw, i + 1) == i + 1)
-                    or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1))
+                    or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1)
+                    or self.verb_after_subject(i))
             elif w in ATTRIBUTE_WORDS and predicate:
                 # a participle that is also an attribute (``is standing``, ``is smiling``)
                 # is a verb only before a preposition or an object
@@ -265,6 +272,42 @@ class Chunker:
             if verb_end > end:
                 return verb_end, True
         return end, end > i
+
+    def verb_after_subject(self, i: int) -> bool:
+        """Whether the verb form at ``i``, right after the noun of the open noun phrase and
+        before a preposition or a determiner (adverbs between allowed), is the verb of that
+        phrase: a past form (``three birds huddled together in``), a form in ``-s`` after a
+        phrase opened by ``a`` / ``one`` (``a sheep stands idly at``), or a base form after
+        a plural noun or after two coordinated phrases, the second of one noun (``four
+        zebras stand together in``, ``a horse and a dog gallop through``).  Otherwise such
+        a word stays in the phrase (``the bus stops near``)."""
+        if self.np_start < 0 or not self.np_content:
+            return False
+        lw, n = self.lw, self.n
+        prev = lw[i - 1]
+        if i - 1 < self.np_det_end or not prev.isalpha() or prev in ATTRIBUTE_WORDS \
+                or prev in ADVERBS or self.compound_trie.longest(lw, i - 1) > i:
+            return False
+        k = i + 1
+        while k < n and (lw[k] in ADVERBS or table_adverb(lw[k])) \
+                and self.rel_trie.longest(lw, k) == k:
+            k += 1
+        if k >= n or not (self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
+            return False
+        w = lw[i]
+        if w.endswith("ing"):
+            return False
+        if w.endswith("ed"):
+            return True
+        if w.endswith("s") and not w.endswith("ss"):
+            return lw[self.np_start] in _SINGULAR_DETERMINERS and self.np_det_end - \
+                self.np_start == 1 and "of" not in lw[self.np_start:i]
+        plural = prev in _IRREGULAR_PLURALS or (
+            prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
+        coordinated = (self.pk == CONJ and i - 1 == self.np_det_end and len(self.chunks) >= 2
+                       and self.chunks[-2].kind == NP and self.lw[self.chunks[-1].start]
+                       in ("and", "&"))
+        return plural or coordinated
 
     def table_verb(self, i: int, vc: int, predicate: bool) -> bool:
         """Whether the word at ``i``, of verb class ``vc`` in :mod:`parsers.word_classes`, is a
@@ -293,9 +336,10 @@ class Chunker:
             return objectish and vc != NOUNISH
         w = lw[i]
         if vc == VERB:
-            return objectish or prep or not w.endswith("ed")
+            return objectish or prep or not w.endswith("ed") or self.verb_after_subject(i)
         if vc == WEAK:
-            return objectish or (prep and w.endswith(("ing", "ed")))
+            return objectish or (prep and w.endswith(("ing", "ed"))) \
+                or self.verb_after_subject(i)
         return False
 
     def starts_relation(self, i: int) -> bool:

@@ -1,0 +1,50 @@
+"""Rules of the ``rule`` parser that keep the two captions of a minimal pair (one relation
+replaced) aligned: the same entities, the same structure, only the edited relation
+different.  Captions written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers.evaluate import align_pair
+
+# the fixtures ``rule`` and ``triples_of`` are those of conftest.py
+
+
+@pytest.mark.parametrize("text, triple", [
+    # a base form after a plural noun, before a preposition (adverbs between allowed)
+    ("Four horses stand quietly in a barn.", ("horses", "stand quietly in", "barn")),
+    ("Several kids play on a slide.", ("kids", "play on", "slide")),
+    ("some children race around a yard", ("children", "race around", "yard")),
+    ("two boys skate down a ramp", ("boys", "skate down", "ramp")),
+    # a form in -s after a phrase opened by "a"
+    ("A goat grazes near a fence.", ("goat", "grazes near", "fence")),
+    ("a truck stops at a light", ("truck", "stops at", "light")),
+    # a past form, adverbs and particles between it and the preposition
+    ("Two ducks paddled slowly across a pond.", ("ducks", "paddled slowly across", "pond")),
+    ("Two cats nap together on a sofa.", ("cats", "nap together on", "sofa")),
+    # a base form after two coordinated phrases
+    ("A pony and a goat wander through a field.", ("goat", "wander through", "field")),
+])
+def test_verb_after_its_subject(rule, triples_of, text, triple):
+    graph = rule.parse(text)
+    assert triple in triples_of(graph)
+    assert len(graph.entities) == 2 + ("and" in text.split())
+
+
+@pytest.mark.parametrize("text, head", [
+    # a noun of the other number after a noun stays in its phrase
+    ("the bus stops near a school", "stops"),
+    ("a logo and the words air force on a plane", "force"),
+])
+def test_noun_after_noun_stays(rule, text, head):
+    assert head in [e.head for e in rule.parse(text).entities]
+
+
+@pytest.mark.parametrize("caption, negative", [
+    ("Four horses stand quietly in a barn.", "Four horses run wildly around a barn."),
+    ("A goat grazes near a fence.", "A goat jumps over a fence."),
+    ("Three birds perched together on a wire.", "Three birds huddled together under a wire."),
+])
+def test_minimal_pairs_align(rule, caption, negative):
+    assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"
