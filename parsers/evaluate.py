@@ -726,10 +726,18 @@ def one_relation_edit(caption: str, negative: str) -> bool:
         all(_relation_word(b, i) for i in range(b0, b1))
 
 
+def _words_of(graph: LanguageGraph, span: tuple[int, int]) -> tuple[int, int]:
+    """The token range a relation stands for: its span, or for an empty span (a phrase
+    written by an annotation convention, ``laying on`` as ``lying on``) the words from
+    its place up to the next entity (at least one word)."""
+    if span[0] < span[1]:
+        return span
+    end = min((e.span[0] for e in graph.entities if e.span[0] > span[0]),
+              default=len(graph.tokens))
+    return span[0], max(end, span[0] + 1)
+
+
 def _touches(span: tuple[int, int], stretch: tuple[int, int]) -> bool:
-    if span[0] == span[1]:
-        # a phrase written by an annotation convention: empty, at the words it stands for
-        span = (span[0], span[0] + 1)
     if stretch[0] == stretch[1]:
         return span[0] <= stretch[0] <= span[1]
     return stretch[0] < span[1] and span[0] < stretch[1]
@@ -751,7 +759,8 @@ def align_pair(first: LanguageGraph | None, second: LanguageGraph | None) -> tup
     over coordinated subjects or objects do (``no_relation_differs``,
     ``several_relations_differ``); a stretch of words where the captions differ overlaps
     that span in both captions (``other_relation``; an empty span, that of a phrase
-    written by an annotation convention, stands at its first word).
+    written by an annotation convention, stands for the words from its place up to the
+    next entity).
 
     Returns:
         the outcome and, for ``aligned``, the index of the (first) differing relation, else
@@ -775,6 +784,7 @@ def align_pair(first: LanguageGraph | None, second: LanguageGraph | None) -> tup
     if any(first.relations[j].span != r or second.relations[j].span != q
            for j in differ[1:]):
         return "several_relations_differ", None
+    r, q = _words_of(first, r), _words_of(second, q)
     if any(_touches(r, sa) and _touches(q, sb)
            for sa, sb in _changed_stretches(first.tokens, second.tokens)):
         return "aligned", k

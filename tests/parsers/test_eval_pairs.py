@@ -89,10 +89,14 @@ def test_a_phrase_shared_by_coordinated_subjects_is_one_relation():
     assert align_pair(under, near) == ("aligned", 0)
 
 
-def test_an_empty_convention_span_stands_at_its_first_word():
+def test_an_empty_convention_span_stands_for_the_words_up_to_the_next_entity():
     # ``laying on`` is written ``lying on`` with an empty span at ``laying``
     laying = _cat("a cat laying on a chair", "lying on", (2, 2))
     assert align_pair(_cat(), laying) == ("aligned", 0)
+    beside = _cat("a cat laying beside a chair", "lying beside", (2, 2))
+    assert align_pair(laying, beside) == ("aligned", 0)
+    assert align_pair(laying, _cat("the cat laying on a chair", "lying under", (2, 2))) == (
+        "other_relation", None)
 
 
 def test_inserted_words_touch_the_relation_they_join():
