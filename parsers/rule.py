@@ -21,7 +21,12 @@ core.  Two passes over the tokens:
    pants``); a verb form right after a noun and before a preposition (adverbs between)
    is that noun's verb when the two agree: a base form after a plural (``four zebras
    stand together in``), an ``-s`` form after ``a`` (``a goat grazes near``), any past
-   form (``three birds huddled together in``).  A word the lexicon
+   form (``three birds huddled together in``); after a copula, a participle is a verb
+   before adverbs and a preposition (``are posing together in``), as is a noun in
+   ``-ing`` before a preposition (``is landing next to``); ``looking`` after an
+   adjective and a past participle after an attribute word stay modifiers of the noun
+   right after them (``a cozy looking room``, ``a white decorated room``); a contracted
+   negation (``doesn't``, ``can't``) joins the verb after it.  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
    phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);
@@ -81,7 +86,8 @@ core.  Two passes over the tokens:
      of``); a place noun after a preposition with no whole after it (``the man on the
      right``, ``in the middle``) is a position: no entity, no relation;
    * ``X has Y on it`` and ``X with Y on it`` relate Y to X (``the wall has a clock
-     on it``: clock *on* wall); ``it`` is no entity of its own;
+     on it``: clock *on* wall); ``it`` is no entity of its own, and a relation right
+     after it describes X (``a cup with a lid on it sits on a table``);
    * a pronoun object (``it``, ``them``, ``her``, ``himself`` ...) stands for the nearest
      earlier entity that agrees with it (``a cat looking at a mouse and chasing it``:
      the cat chases the mouse); where the tree already joins the two, the pronoun

@@ -83,7 +83,7 @@ class Attacher:
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
-                 "has_it", "worn", "prev", "prev_subj", "pred_subj")
+                 "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -110,6 +110,7 @@ class Attacher:
         self.partners: dict[int, list[int]] = {}
         self.shared: set[int] = set()
         self.has_it = -1           # subject of "X has Y on it", which "it" stands for
+        self.whole_of_it = (-1, -1)  # (end of "it", X) of the last "X with Y on it"
         self.worn = -1             # object of the last relation if it is worn clothing
         self.prev = -1             # kind of the previous chunk
         self.prev_subj = -1        # subject of the clause before the last sentence end
@@ -209,7 +210,8 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
     y, rel, it = chunks[ci + 1], chunks[ci + 2], chunks[ci + 3]
     return (y.kind == NP and rel.kind == REL and it.kind == NP and it.end - it.start == 1
             and tokens[it.start].lower() in ("it", "them")
-            and (ci + 4 == len(chunks) or chunks[ci + 4].kind in (HARD, SOFT, CONJ)))
+            and (ci + 4 == len(chunks) or chunks[ci + 4].kind in (HARD, SOFT, CONJ, REL,
+                                                                   COP)))
 
 
 # ------------------------------------------------------- noun phrase chunks
@@ -234,6 +236,7 @@ def it_of_has_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
             and c.end - c.start == 1 and a.word(c.start) in ("it", "them"):
         a.relate(p.subject, a.has_it, p.start, p.end)
         a.last_rel = _Relation(p.subject, a.has_it, p.start, p.end, p.verb)
+        a.whole_of_it = (c.end, a.has_it)
         a.pending = None
         a.has_it = -1
         return True
@@ -612,6 +615,15 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:
+    """``a cup with a lid on it sits on a table``: a relation right after ``X with Y on it``
+    (or ``X has Y on it``) describes X, as it would after ``X with Y``."""
+    end, whole = a.whole_of_it
+    if whole >= 0 and a.prev == NP and c.start == end:
+        return whole
+    return None
+
+
 def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
     """``a mug of tea on the desk``, ``a ball of yarn on a table``: after ``X of Y`` the
     head X (the root) carries the relation."""
@@ -767,6 +779,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_of_copula,
     subject_of_coordinated_relation,
     participle_after_prepositional_object,
+    subject_after_y_on_it,
     subject_of_head_before_of,
     subject_described_after_object,
     nearest_noun_phrase,

@@ -60,6 +60,11 @@ NP, REL, COP, PRON, CONJ, SOFT, HARD, THERE = range(8)
 
 _HARD_PUNCT = frozenset({".", "!", "?"})
 _NEG_COPULAS = frozenset({"isn't", "aren't", "wasn't", "weren't", "isn’t", "aren’t"})
+#: auxiliaries contracted with ``not``; before a verb they negate it like ``does not``
+_NEG_AUXILIARIES = frozenset(
+    form for w in ("doesn't", "don't", "didn't", "can't", "won't", "couldn't", "wouldn't",
+                   "shouldn't", "hasn't", "haven't", "hadn't", "cannot")
+    for form in (w, w.replace("'", "’")))
 _PICTURE_NOUNS = frozenset({"photo", "picture", "image", "photograph", "view", "closeup",
                             "close-up", "shot", "snapshot"})
 _OBJECT_PRONOUNS = frozenset({"him", "her", "it", "them", "me", "us", "you", "one"})
@@ -327,7 +332,10 @@ class Chunker:
                      or nxt.isdigit() or nxt in PARTITIVE_NOUNS)
         prep = i + 1 < n and self.rel_trie.longest(lw, i + 1) > i + 1
         if predicate:
-            return vc == VERB or objectish or prep
+            # after a copula, adverbs may stand between a participle and its preposition
+            # (``are posing together in``)
+            return vc == VERB or objectish or prep or (
+                lw[i].endswith(("ing", "ed")) and self.preposition_after_adverbs(i + 1))
         prev = lw[i - 1] if i > 0 else ""
         if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
                 or table_adverb(prev):
@@ -341,6 +349,19 @@ class Chunker:
             return objectish or (prep and w.endswith(("ing", "ed"))) \
                 or self.verb_after_subject(i)
         return False
+
+    def preposition_after_adverbs(self, i: int) -> bool:
+        """Whether one or more adverbs at ``i`` are followed by a preposition and its object
+        (``together in the``)."""
+        lw, n = self.lw, self.n
+        k = i
+        while k < n and (lw[k] in ADVERBS or table_adverb(lw[k])) \
+                and self.rel_trie.longest(lw, k) == k:
+            k += 1
+        if k == i or k >= n:
+            return False
+        end = self.rel_trie.longest(lw, k)
+        return k < end < n and lw[end][:1].isalnum()
 
     def starts_relation(self, i: int) -> bool:
         """Whether a relation phrase (or a verb) starts at ``i``, after adverbs and locative
@@ -367,7 +388,8 @@ class Chunker:
         if i >= self.n:
             return False
         w = self.lw[i]
-        return (w in COPULAS or w in _NEG_COPULAS or w in AUXILIARIES or w in LIGHT_VERBS
+        return (w in COPULAS or w in _NEG_COPULAS or w in _NEG_AUXILIARIES or w in AUXILIARIES
+                or w in LIGHT_VERBS
                 or (w in VERB_FORMS and w not in WEAK_VERB_FORMS)
                 or table_verb_class(w) in (VERB, WEAK))
 
@@ -702,6 +724,38 @@ def participle_after_noun(s: Chunker) -> bool:
     return True
 
 
+def _adjective_like(w: str) -> bool:
+    """Whether a lowercase word reads as an adjective: an attribute word of the lexicon or
+    one with an adjective ending (``cozy``, ``eastern``, ``wooden``)."""
+    return w in ATTRIBUTE_WORDS or (w.isalpha() and len(w) > 3 and (
+        w.endswith(_ADJECTIVE_ENDINGS + ("ern", "en", "ic", "al"))
+        or (w.endswith("y") and w not in _Y_NOUNS)))
+
+
+def participle_inside_noun_phrase(s: Chunker) -> bool:
+    """Inside a noun phrase, ``looking`` after an adjective (``a cozy looking room``,
+    ``several strange looking birds``) and a past participle of the lexicon after an
+    attribute word (``a white decorated room``) describe the noun after them, which
+    follows directly (no determiner, preposition or pronoun between): modifiers, not
+    verbs."""
+    if s.np_start < 0 or not s.np_content:
+        return False
+    w, i, lw, n = s.w, s.i, s.lw, s.n
+    if w == "looking":
+        if not _adjective_like(lw[i - 1]):
+            return False
+    elif not (w.endswith("ed") and w in VERB_FORMS and lw[i - 1] in ATTRIBUTE_WORDS):
+        return False
+    nxt = lw[i + 1] if i + 1 < n else ""
+    if not nxt.isalpha() or nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS \
+            or nxt in _COUNT_WORDS or nxt in CONJUNCTIONS or nxt in COPULAS \
+            or nxt in ADVERBS or nxt in RELATIVE_PRONOUNS or table_adverb(nxt) \
+            or s.rel_trie.longest(lw, i + 1) > i + 1 or nxt in VERB_FORMS:
+        return False
+    s.i += 1
+    return True
+
+
 _BASE_VERBS = frozenset(w for w in VERB_FORMS if not w.endswith(("s", "ing", "ed")))
 
 
@@ -758,14 +812,15 @@ def relation_phrase(s: Chunker) -> bool:
     return False
 
 
-@only_for(COPULAS, _NEG_COPULAS, AUXILIARIES, {"has", "have", "had"})
+@only_for(COPULAS, _NEG_COPULAS, AUXILIARIES, _NEG_AUXILIARIES, {"has", "have", "had"})
 def copula(s: Chunker) -> bool:
     """A copula (``is``, ``isn't``), an auxiliary before a copula, a negation or a verb
-    (``can be``, ``does not``) or ``has been`` is a copula chunk; adjacent ones merge."""
+    (``can be``, ``does not``, ``doesn't have``) or ``has been`` is a copula chunk; adjacent
+    ones merge.  A contracted negation (``isn't``, ``doesn't``) joins the next relation."""
     w, i, lw = s.w, s.i, s.lw
     if (w in COPULAS or w in _NEG_COPULAS
-            or (w in AUXILIARIES and i + 1 < s.n
-                and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS
+            or ((w in AUXILIARIES or w in _NEG_AUXILIARIES) and i + 1 < s.n
+                and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS or lw[i + 1] in LIGHT_VERBS
                      or lw[i + 1] in VERB_FORMS or table_verb_class(lw[i + 1])))
             or (w in ("has", "have", "had") and i + 1 < s.n and lw[i + 1] == "been")) \
             and (s.np_start < 0 or s.np_content):
@@ -775,7 +830,7 @@ def copula(s: Chunker) -> bool:
             chunks[-1].end = i + 1
         else:
             chunks.append(Chunk(COP, i, i + 1))
-        s.neg_at = i if w in _NEG_COPULAS else -1
+        s.neg_at = i if w in _NEG_COPULAS or w in _NEG_AUXILIARIES else -1
         s.i += 1
         return True
     return False
@@ -862,10 +917,13 @@ def determiner(s: Chunker) -> bool:
 def unknown_participle_before_preposition(s: Chunker) -> bool:
     """A participle the lexicon lacks before a preposition (``a man sliding on snow``, ``a
     plane is going down the runway``) is a verb joined to that preposition, with a
-    warning."""
+    warning; so is a noun in ``-ing`` (``landing``, ``building``) right after a copula
+    (``a jet is landing next to the trees``)."""
     i, lw = s.i, s.lw
-    if ((s.np_start >= 0 and s.np_content) or s.expects_predicate()) \
-            and s.is_participle(i):
+    predicate = s.expects_predicate()
+    if ((s.np_start >= 0 and s.np_content) or predicate) \
+            and (s.is_participle(i) or (predicate and s.w in PARTICIPLE_NOUNS
+                                        and s.w.endswith("ing") and s.pk == COP)):
         end = s.rel_trie.longest(lw, i + 1)
         if end > i + 1 and end < s.n and lw[end][:1].isalnum():
             s.close_np(i)
@@ -898,6 +956,7 @@ CHUNK_RULES: list[ChunkRule] = [
     unknown_adverb,
     light_verb_before_comparison,
     participle_after_noun,
+    participle_inside_noun_phrase,
     verb_after_coordinated_subject,
     relation_phrase,
     copula,

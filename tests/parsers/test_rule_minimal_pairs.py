@@ -48,3 +48,43 @@ def test_noun_after_noun_stays(rule, text, head):
 ])
 def test_minimal_pairs_align(rule, caption, negative):
     assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"
+
+
+@pytest.mark.parametrize("text, triple", [
+    # a contracted negation joins the verb after it, not the noun before it
+    ("The shed doesn't have a door.", ("shed", "doesn't have", "door")),
+    ("A cat can't reach the shelf.", ("cat", "can't reach", "shelf")),
+    # after a copula: a participle before adverbs and a preposition, a noun in -ing
+    # before a preposition
+    ("Two kids are chatting happily on a bench.", ("kids", "chatting happily on", "bench")),
+    ("A plane is landing near a hangar.", ("plane", "landing near", "hangar")),
+    # a relation right after "X with Y on it" describes X
+    ("A desk with a lamp on it stands near a window.", ("desk", "stands near", "window")),
+    ("A desk with a lamp on it stands near a window.", ("lamp", "on", "desk")),
+])
+def test_relation_phrases_of_edited_captions(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, entity", [
+    ("A funny looking hat on a shelf.", "A funny looking hat"),
+    ("A green decorated box on a table.", "A green decorated box"),
+])
+def test_participle_inside_noun_phrase_is_a_modifier(rule, text, entity):
+    graph = rule.parse(text)
+    assert graph.entities[0].text == entity and len(graph.entities) == 2
+
+
+def test_looking_before_a_preposition_stays_a_verb(rule, triples_of):
+    assert ("dog", "looking at", "cat") in triples_of(rule.parse("a black dog looking at a cat"))
+
+
+@pytest.mark.parametrize("caption, negative", [
+    ("A plane is landing near a hangar.", "A plane is parked near a hangar."),
+    ("The shed has a door.", "The shed doesn't have a door."),
+    ("A desk with a lamp on it stands near a window.",
+     "A desk with a lamp on it is far from a window."),
+    ("A funny looking hat on a shelf.", "A funny looking hat under a shelf."),
+])
+def test_more_minimal_pairs_align(rule, caption, negative):
+    assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"

@@ -41,6 +41,7 @@ EXAMPLES = {
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
     ("chunk", "light_verb_before_comparison"): "the square that has the same color as the cross",
     ("chunk", "participle_after_noun"): "two women sitting together",
+    ("chunk", "participle_inside_noun_phrase"): "a cozy looking room with a table",
     ("chunk", "verb_after_coordinated_subject"): "A black dog and a white dog play",
     ("chunk", "relation_phrase"): "The bench is at the right side of the train.",
     ("chunk", "copula"): "The cat is under the laptop.",
@@ -87,6 +88,7 @@ EXAMPLES = {
     ("subject", "subject_of_coordinated_relation"):
         "the cup that is on the plate that is near the fork and left of the knife",
     ("subject", "participle_after_prepositional_object"): "the man next to the car wearing a hat",
+    ("subject", "subject_after_y_on_it"): "a cup with a lid on it sits on a table",
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
     ("subject", "subject_described_after_object"): "a boy hitting a ball with a bat",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
