@@ -26,7 +26,10 @@ core.  Two passes over the tokens:
    ``-ing`` before a preposition (``is landing next to``); ``looking`` after an
    adjective and a past participle after an attribute word stay modifiers of the noun
    right after them (``a cozy looking room``, ``a white decorated room``); a contracted
-   negation (``doesn't``, ``can't``) joins the verb after it.  A word the lexicon
+   negation (``doesn't``, ``can't``) joins the verb after it; a participle followed by a
+   particle and its object is a verb with the particle (``setting down a plate``,
+   ``throwing away a cup``), and an attribute participle before adverbs and a
+   preposition is a verb (``two cats sitting apart on a bed``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
    phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);

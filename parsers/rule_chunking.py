@@ -710,14 +710,16 @@ _ATTRIBUTE_PARTICIPLES = frozenset(w for w in ATTRIBUTE_WORDS if w.endswith("ing
 @only_for(_ATTRIBUTE_PARTICIPLES)
 def participle_after_noun(s: Chunker) -> bool:
     """An attribute participle (``standing``, ``smiling``) right after a noun and before no
-    preposition or object (``two women sitting together``, ``a man standing and
-    holding a racket``) ends the noun phrase, whose head it describes."""
+    preposition or object, also after adverbs (``two women sitting together``, ``a man
+    standing and holding a racket``; not ``two cats sitting apart on a bed``), ends the
+    noun phrase, whose head it describes."""
     i, lw = s.i, s.lw
     if s.w not in _ATTRIBUTE_PARTICIPLES or s.np_start < 0 or not s.np_content \
             or lw[i - 1] in ATTRIBUTE_WORDS:
         return False
     nxt = lw[i + 1] if i + 1 < s.n else ""
-    if s.rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS:
+    if s.rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS \
+            or s.preposition_after_adverbs(i + 1):
         return False
     s.i += 1
     s.close_np(s.i)
@@ -730,6 +732,33 @@ def _adjective_like(w: str) -> bool:
     return w in ATTRIBUTE_WORDS or (w.isalpha() and len(w) > 3 and (
         w.endswith(_ADJECTIVE_ENDINGS + ("ern", "en", "ic", "al"))
         or (w.endswith("y") and w not in _Y_NOUNS)))
+
+
+#: particles that join the verb before them when its object follows (``throwing away a
+#: cup``, ``setting down a plate``)
+_PARTICLES = frozenset({"away", "back", "up", "down", "out", "off"})
+
+
+def participle_with_particle(s: Chunker) -> bool:
+    """A participle right after a noun, a copula or ``and`` followed by a particle and the
+    particle's object (``a man throwing away a cup``, ``a woman setting down a plate``) is
+    a verb with its particle, even when the participle is also a noun (``setting``)."""
+    i, lw, n = s.i, s.lw, s.n
+    w = s.w
+    if i + 2 >= n or lw[i + 1] not in _PARTICLES or not w.endswith(("ing", "ed")) \
+            or not ((s.np_start >= 0 and s.np_content) or s.expects_predicate()
+                    or (s.np_start < 0 and s.pk in (CONJ, SOFT))):
+        return False
+    obj = lw[i + 2]
+    if not (obj in DETERMINERS or obj in _OBJECT_PRONOUNS or obj in _COUNT_WORDS
+            or obj.isdigit()):
+        return False
+    if not (w in VERB_FORMS or w in PARTICIPLE_NOUNS or table_verb_class(w)
+            or s.is_participle(i)) or lw[i - 1] in ATTRIBUTE_WORDS:
+        return False
+    s.close_np(i)
+    s.add_relation(i + 2, True)
+    return True
 
 
 def participle_inside_noun_phrase(s: Chunker) -> bool:
@@ -956,6 +985,7 @@ CHUNK_RULES: list[ChunkRule] = [
     unknown_adverb,
     light_verb_before_comparison,
     participle_after_noun,
+    participle_with_particle,
     participle_inside_noun_phrase,
     verb_after_coordinated_subject,
     relation_phrase,

@@ -88,3 +88,28 @@ def test_looking_before_a_preposition_stays_a_verb(rule, triples_of):
 ])
 def test_more_minimal_pairs_align(rule, caption, negative):
     assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"
+
+
+@pytest.mark.parametrize("text, triple", [
+    # a participle with a particle before the particle's object
+    ("A woman setting down a plate.", ("woman", "setting down", "plate")),
+    ("A boy throwing away a cup.", ("boy", "throwing away", "cup")),
+    ("A man holding a rake and putting away a hose.", ("man", "putting away", "hose")),
+    # an attribute participle before adverbs and a preposition is the verb
+    ("Two cats sitting apart on a bed.", ("cats", "sitting apart on", "bed")),
+])
+def test_participles_with_particles_and_adverbs(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
+
+
+def test_attribute_participle_without_preposition_stays_an_attribute(rule):
+    graph = rule.parse("two women sitting together")
+    assert len(graph.entities) == 1 and "sitting" in graph.entities[0].modifiers
+
+
+@pytest.mark.parametrize("caption, negative", [
+    ("A woman holding a plate.", "A woman setting down a plate."),
+    ("Two cats sleeping together on a bed.", "Two cats sitting apart on a bed."),
+])
+def test_particle_and_adverb_pairs_align(rule, caption, negative):
+    assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"

@@ -41,6 +41,7 @@ EXAMPLES = {
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
     ("chunk", "light_verb_before_comparison"): "the square that has the same color as the cross",
     ("chunk", "participle_after_noun"): "two women sitting together",
+    ("chunk", "participle_with_particle"): "a woman setting down a plate",
     ("chunk", "participle_inside_noun_phrase"): "a cozy looking room with a table",
     ("chunk", "verb_after_coordinated_subject"): "A black dog and a white dog play",
     ("chunk", "relation_phrase"): "The bench is at the right side of the train.",
