@@ -761,6 +761,7 @@ def participle_with_particle(s: Chunker) -> bool:
     return True
 
 
+@only_for({"looking"}, {w for w in VERB_FORMS if w.endswith("ed")})
 def participle_inside_noun_phrase(s: Chunker) -> bool:
     """Inside a noun phrase, ``looking`` after an adjective (``a cozy looking room``,
     ``several strange looking birds``) and a past participle of the lexicon after an
