@@ -29,7 +29,9 @@ core.  Two passes over the tokens:
    negation (``doesn't``, ``can't``) joins the verb after it; a participle followed by a
    particle and its object is a verb with the particle (``setting down a plate``,
    ``throwing away a cup``), and an attribute participle before adverbs and a
-   preposition is a verb (``two cats sitting apart on a bed``).  A word the lexicon
+   preposition is a verb (``two cats sitting apart on a bed``); adverbs and a verb form
+   right after a determiner modify the noun after them (``a well used skateboard``,
+   ``the newly fallen snow``).  A word the lexicon
    lacks is classed by the WordNet word-class table of :mod:`parsers.word_classes`:
    its verbs are relations (``a baby is dropping some poles``, ``... and ignores her
    phone``), where a verb can be (not inside a noun phrase: ``a red hooded jacket``);

@@ -675,15 +675,19 @@ def adverb_before_relation(s: Chunker) -> bool:
 def unknown_adverb(s: Chunker) -> bool:
     """An adverb the lexicon lacks (``together``, ``apart``, ``closely``;
     :func:`parsers.word_classes.is_adverb`) is not part of a noun phrase: unless a content
-    word follows it inside the phrase (``a brightly coloured kite``), it ends the open
-    phrase and is skipped."""
+    word follows it inside the phrase (``a brightly coloured kite``; right after a
+    determiner and adverbs also a verb form, ``a well used skateboard``, ``a very well
+    trained dog``), it ends the open phrase and is skipped."""
     i, lw, n = s.i, s.lw, s.n
     if not table_adverb(s.w) or s.w in s.rel_trie.root:
         return False
     nxt = lw[i + 1] if i + 1 < n else ""
     if nxt[:1].isalnum() and nxt not in DETERMINERS and nxt not in COPULAS \
-            and nxt not in CONJUNCTIONS and not s.starts_relation(i + 1) \
-            and (s.np_start < 0 or not s.np_content or nxt in ATTRIBUTE_WORDS):
+            and nxt not in CONJUNCTIONS and (
+                (not s.starts_relation(i + 1)
+                 and (s.np_start < 0 or not s.np_content or nxt in ATTRIBUTE_WORDS))
+                or (s.np_start >= 0 and s.rel_trie.longest(lw, i + 1) == i + 1
+                    and all(lw[k] in ADVERBS for k in range(s.np_det_end, i)))):
         return False
     s.close_np(i)
     s.i += 1
@@ -825,6 +829,14 @@ def _plural_noun_opening_text(s: Chunker) -> bool:
             and w.endswith("s") and w not in s.rel_trie.root)
 
 
+def _after_determiner_and_adverbs(s: Chunker) -> bool:
+    """Whether the word is a verb form right after a determiner and adverbs (``the newly
+    fallen snow``, ``a well used skateboard``): a modifier of the noun phrase."""
+    i, lw = s.i, s.lw
+    return (s.np_start >= 0 and s.np_start < s.np_det_end < i and s.w not in s.rel_trie.root
+            and all(lw[k] in ADVERBS or table_adverb(lw[k]) for k in range(s.np_det_end, i)))
+
+
 def relation_phrase(s: Chunker) -> bool:
     """The longest relation phrase of the lexicon (``at the left side of``), or a verb with
     the preposition after it (``standing in front of``), extended over a place noun and
@@ -832,7 +844,7 @@ def relation_phrase(s: Chunker) -> bool:
     w, i = s.w, s.i
     if (s.np_start < 0 or s.np_content) \
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)) \
-            and not _plural_noun_opening_text(s):
+            and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s):
         end, is_verb = s.relation_end(i, s.expects_predicate())
         if end > i:
             end = s.region_end(end)

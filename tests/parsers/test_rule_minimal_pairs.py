@@ -113,3 +113,14 @@ def test_attribute_participle_without_preposition_stays_an_attribute(rule):
 ])
 def test_particle_and_adverb_pairs_align(rule, caption, negative):
     assert align_pair(rule.parse(caption), rule.parse(negative))[0] == "aligned"
+
+
+@pytest.mark.parametrize("text, entity", [
+    # an adverb and a verb form right after a determiner modify the noun after them
+    ("a well used skateboard on a rack", "a well used skateboard"),
+    ("a very well trained dog on a mat", "a very well trained dog"),
+    ("a dog runs through the newly fallen snow", "the newly fallen snow"),
+])
+def test_adverb_and_participle_after_a_determiner_stay_in_the_phrase(rule, text, entity):
+    graph = rule.parse(text)
+    assert entity in [e.text for e in graph.entities] and len(graph.entities) == 2
