@@ -123,6 +123,30 @@ def test_cross_encoder_learns_and_round_trips_through_a_checkpoint(tmp_path):
                        atol=1e-6)
 
 
+def test_the_alignment_score_starts_grounding_sooner(tmp_path, monkeypatch):
+    """The word-region alignment term gives grounding a first-order signal from the start:
+    after 300 steps the cross-encoder with it grounds far more test items than the same
+    model, same seed, with the term switched off (the MLP head alone)."""
+    torch.set_num_threads(1)
+    train, test = learnable_problems(512, seed=0), learnable_problems(128, seed=1)
+    vocab = Vocab.build(train + test)
+
+    def grounding(folder):
+        config = {"seed": 0, "model": dict(SMALL_CE, dropout=0.1),
+                  "train": {"steps": 300, "batch_size": 32, "lr": 0.001, "log_every": 100}}
+        trainer = Trainer(config, train, tmp_path / folder, vocab=vocab)
+        trainer.fit(progress=False)
+        preds = predict(trainer.model, test, vocab)
+        return np.mean([p.proposal == q.target_index for p, q in zip(preds, test)
+                        if q.match == 1])
+
+    with_term = grounding("with")
+    monkeypatch.setattr(CrossEncoder, "alignment",
+                        lambda self, words, regions, batch: regions.new_zeros(regions.shape[:2]))
+    without = grounding("without")
+    assert with_term > without + 0.1, (with_term, without)
+
+
 def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
     problems = mixed_problems(4, 6)
     vocab = Vocab.build(problems)
