@@ -300,7 +300,8 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_parse)
 
     e = subparsers.add_parser(
-        "parse-eval", help="score a parser on template captions or FACTUAL scene graphs",
+        "parse-eval",
+        help="score a parser on template captions, FACTUAL scene graphs or caption pairs",
         description="Parse every caption of a VSR jsonl file (or folder of split files) or "
                     "of What'sUp Controlled_Images JSON (all caption options) and score the "
                     "graphs against the (subject, relation, object) triple of the caption "
