@@ -625,7 +625,8 @@ def evaluate_predictions(problems: Sequence[Any], predictions: Sequence[Any],
         "buckets": {"words": [...], "relations": [...]}}``; the parts split the
         items by ``length`` at its threshold (as ``SyntheticBenchmark.evaluate``
         does), the buckets are those of :func:`bucket_metrics` (relations: one per
-        count).
+        count).  When no prediction names a mismatched relation, the parts' ``mrr``
+        and ``mrr_oracle`` are None (no readout) instead of 0.
     """
     from benchmarks.gitm_metrics import gitm_metrics
 
@@ -633,6 +634,11 @@ def evaluate_predictions(problems: Sequence[Any], predictions: Sequence[Any],
     parts = gitm_metrics(problems, predictions, rules="toolkit",
                          length_fn=lambda p: _length(p, length),
                          threshold=threshold)
+    if not any(p.mismatched_relation is not None for p in predictions):
+        # a model with no mismatch readout (the cross-encoder without MIL): its MRR is
+        # undefined, not 0, and the tables show it as such
+        for k in PARTS:
+            parts[k]["mrr"] = parts[k]["mrr_oracle"] = None
     return {
         "length": length, "threshold": threshold,
         "parts": {k: parts[k] for k in PARTS},
@@ -1224,6 +1230,8 @@ def _claim_lines(exp: Experiment, groups: list[tuple[str, str, list[dict[str, An
               "seeds]):", ""]
     for m, s, rs in groups:
         cells = [f"{RATE_TITLES[rate]} {_ci_text(ci95(_drops(rs, rate)), _drops(rs, rate))}"
+                 if any(d is not None for d in _drops(rs, rate))
+                 else f"{RATE_TITLES[rate]} – (no mismatch readout)"
                  for rate in ("match", "grounding", "mrr")]
         lines.append(f"- {m} / {s}: " + ", ".join(cells))
     return lines

@@ -425,6 +425,42 @@ def test_the_verdict_judges_the_drop_and_the_margin_by_their_intervals():
     assert "undecided (one seed)" in _verdict(good[:1] + ce[:1])[0]
 
 
+def test_a_model_with_no_mismatch_readout_has_no_mrr_not_a_zero_one(done):
+    """The cross-encoder without MIL names no mismatched relation: its MRR is shown as
+    undefined ('–') in the table and the drop lines, not as 0.0 +- 0.0."""
+    from rcrn.cli.commands import synthetic_benchmark
+    from rcrn.cli.lengthgen import evaluate_predictions
+    from rcrn.structures import Prediction
+
+    d = done.out / "runs" / "rcrn" / "len_words" / "seed0"
+    result = json.loads((d / "result.json").read_text())
+    preds = [Prediction.from_dict(json.loads(x))
+             for x in (d / "predictions.jsonl").read_text().splitlines()]
+    test = list(synthetic_benchmark(result["key"]["config"], "test",
+                                    progress=False).problems())
+    assert any(p.mismatched_relation is not None for p in preds)
+    named = evaluate_predictions(test, preds, result["thresholds"])
+    assert named["parts"]["full"]["mrr"] is not None
+    for p in preds:
+        p.mismatched_relation = None
+    silent = evaluate_predictions(test, preds, result["thresholds"])
+    for part in silent["parts"].values():
+        assert part["mrr"] is None and part["mrr_oracle"] is None
+        assert part["match"] is not None and part["grounding"] is not None
+    results = [dict(_result("ce", k, (90, 90), (70, 66)), parts={
+        name: dict(part, mrr=None) for name, part in
+        _result("ce", k, (90, 90), (70, 66))["parts"].items()}) for k in range(3)]
+    exp = Experiment(base={}, models={"ce": {}},
+                     subsets={"len_words": {"train_subset": "len_words", "fraction": None,
+                                            "length": "words"}},
+                     seeds=[0, 1, 2], claim=Claim(model="ce", baseline="ce"))
+    summary = format_summary(exp, results)
+    row = next(line for line in summary.splitlines() if line.startswith("| ce |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert [cells[i] for i in (7, 10, 13)] == ["–", "–", "–"]      # ID / OOD / full MRR
+    assert "MRR – (no mismatch readout)" in summary
+
+
 def test_claim_bounds_are_read_and_checked(dataset):
     exp = load_experiment(experiment(dataset, claim={"model": "rcrn", "baseline":
                                                      "no_top_down", "max_drop": 3}))
