@@ -14,8 +14,9 @@ Trains every (model, subset, seed) of an experiment config on the synthetic
 benchmark, evaluates each on the whole test split (GITM-MR Match / Grounding /
 MRR in-distribution, out-of-distribution and full, and per word-length and
 relation-count bucket), and writes OUT/runs/<model>/<subset>/seed<k>/result.json,
-OUT/results.csv, OUT/summary.md (mean ± std over seeds, the verdict on the claim
-and every model's ID - OOD drop with 95% intervals over seeds) and
+OUT/results.csv, OUT/summary.md (mean ± std over seeds, grounding with the match
+decision set aside, the verdict on the claim and every model's ID - OOD drop with
+95% intervals over seeds) and
 OUT/accuracy_vs_{length,relations,train_size}.png.  Runs whose result.json was
 made with the same config are not repeated and an interrupted run continues from
 its last checkpoint, so an interrupted experiment resumes where it stopped.

@@ -461,6 +461,29 @@ def test_a_model_with_no_mismatch_readout_has_no_mrr_not_a_zero_one(done):
     assert "MRR – (no mismatch readout)" in summary
 
 
+def test_the_summary_gives_grounding_with_the_match_decision_aside():
+    """A model that finds the referent but misjudges the match has a low Grounding and a
+    high oracle grounding; the summary shows both."""
+    def with_oracle(r: dict, id_: float, ood: float) -> dict:
+        parts = dict(r["parts"])
+        parts["in_distribution"] = dict(parts["in_distribution"], grounding_oracle=id_)
+        parts["out_of_distribution"] = dict(parts["out_of_distribution"],
+                                            grounding_oracle=ood)
+        parts["full"] = dict(parts["full"], grounding_oracle=(id_ + ood) / 2)
+        return dict(r, parts=parts)
+
+    results = [with_oracle(_result("ce", k, (60, 20), (50, 10)), 0.9 + k / 100, 0.8)
+               for k in range(3)]
+    exp = Experiment(base={}, models={"ce": {}},
+                     subsets={"len_words": {"train_subset": "len_words", "fraction": None,
+                                            "length": "words"}},
+                     seeds=[0, 1, 2], claim=Claim(model="ce", baseline="ce"))
+    lines = format_summary(exp, results).splitlines()
+    at = lines.index("| Model | Subset | ID | OOD | Full |")
+    assert "match decision set aside" in lines[at - 2]
+    assert lines[at + 2] == "| ce | len_words | 91.0 ± 1.0 | 80.0 ± 0.0 | 85.5 ± 0.5 |"
+
+
 def test_claim_bounds_are_read_and_checked(dataset):
     exp = load_experiment(experiment(dataset, claim={"model": "rcrn", "baseline":
                                                      "no_top_down", "max_drop": 3}))
