@@ -131,19 +131,26 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
-    """Score a parser on the scene graphs of a FACTUAL-format CSV."""
+def _input_file(args: argparse.Namespace, fmt: str, what: str) -> str:
+    """The input of a file-based ``--format`` (given as FILE or as ``--root``), with the
+    flags that do not go with it refused and ``--limit`` checked."""
     if args.benchmark:
-        raise CommandError("--benchmark is for template captions; --format factual reads "
-                           "a scene-graph CSV")
+        raise CommandError(f"--benchmark is for template captions; --format {fmt} reads "
+                           f"{what}")
     if args.file and args.root and args.file != args.root:
-        raise CommandError("give the CSV once: as FILE or as --root")
+        raise CommandError(f"give {what} once: as FILE or as --root")
     path = args.file or args.root
     if not path:
-        raise CommandError("--format factual needs the scene-graph CSV: rcrn parse-eval "
-                           "--format factual FILE")
+        raise CommandError(f"--format {fmt} needs {what}: rcrn parse-eval --format {fmt} "
+                           "FILE")
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    return path
+
+
+def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
+    """Score a parser on the scene graphs of a FACTUAL-format CSV."""
+    path = _input_file(args, "factual", "the scene-graph CSV")
     items = read_factual(path, args.limit)
     if not items:
         raise CommandError(f"{path}: no caption row")
@@ -174,19 +181,9 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
 
 def _cmd_parse_eval_pairs(args: argparse.Namespace) -> int:
     """Score a parser on minimal caption pairs: the rate of pairs whose graphs align."""
-    if args.benchmark:
-        raise CommandError("--benchmark is for template captions; --format pairs reads a "
-                           "JSON or JSONL file of caption pairs")
     if args.scene:
         raise CommandError("--scene scores scene graphs: use it with --format factual FILE")
-    if args.file and args.root and args.file != args.root:
-        raise CommandError("give the pairs file once: as FILE or as --root")
-    path = args.file or args.root
-    if not path:
-        raise CommandError("--format pairs needs the file of caption pairs: rcrn parse-eval "
-                           "--format pairs FILE")
-    if args.limit is not None and args.limit < 1:
-        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    path = _input_file(args, "pairs", "the file of caption pairs")
     if args.errors < 0:
         raise CommandError(f"--errors must be at least 0, got {args.errors}")
     items = read_pairs(path, args.limit)
