@@ -1282,7 +1282,8 @@ def _oracle_table(groups: list[tuple[str, str, list[dict[str, Any]]]]) -> list[s
 
 def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
                    notes: Sequence[str] = ()) -> str:
-    """summary.md: the mean ± std table, claim lines, bucket tables and notes."""
+    """summary.md: the mean ± std table, the oracle grounding table, claim lines, bucket
+    tables and notes."""
     groups = _group(results, exp)
     lines = ["# Length generalisation and data efficiency", "",
              f"Experiment: `{exp.source}`. Test split: the whole synthetic test split; "
