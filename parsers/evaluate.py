@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from parsers.base import ParseError, tokenize
-from parsers.lexicon import DETERMINERS
+from parsers.lexicon import ADVERBS, COPULAS, DETERMINERS, VERB_FORMS
 from parsers.scene import SceneEntity, SceneGraph
 from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
@@ -694,7 +694,6 @@ _AUXILIARY_WORDS = frozenset("""
 
 
 def _relation_word(words: Sequence[str], i: int) -> bool:
-    from parsers.lexicon import ADVERBS, COPULAS, VERB_FORMS
     from parsers.word_classes import VERB, WEAK, is_adverb, verb_class
 
     w = words[i]

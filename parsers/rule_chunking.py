@@ -293,10 +293,7 @@ class Chunker:
         if i - 1 < self.np_det_end or not prev.isalpha() or prev in ATTRIBUTE_WORDS \
                 or prev in ADVERBS or self.compound_trie.longest(lw, i - 1) > i:
             return False
-        k = i + 1
-        while k < n and (lw[k] in ADVERBS or table_adverb(lw[k])) \
-                and self.rel_trie.longest(lw, k) == k:
-            k += 1
+        k = self.adverbs_end(i + 1)
         if k >= n or not (self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
             return False
         w = lw[i]
@@ -350,14 +347,21 @@ class Chunker:
                 or self.verb_after_subject(i)
         return False
 
-    def preposition_after_adverbs(self, i: int) -> bool:
-        """Whether one or more adverbs at ``i`` are followed by a preposition and its object
-        (``together in the``)."""
+    def adverbs_end(self, i: int) -> int:
+        """The index after the adverbs (of the lexicon or the word-class table) from ``i``
+        on that start no relation phrase (``together``, ``idly``; not ``up``)."""
         lw, n = self.lw, self.n
         k = i
         while k < n and (lw[k] in ADVERBS or table_adverb(lw[k])) \
                 and self.rel_trie.longest(lw, k) == k:
             k += 1
+        return k
+
+    def preposition_after_adverbs(self, i: int) -> bool:
+        """Whether one or more adverbs at ``i`` are followed by a preposition and its object
+        (``together in the``)."""
+        lw, n = self.lw, self.n
+        k = self.adverbs_end(i)
         if k == i or k >= n:
             return False
         end = self.rel_trie.longest(lw, k)

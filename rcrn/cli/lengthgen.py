@@ -1229,10 +1229,12 @@ def _claim_lines(exp: Experiment, groups: list[tuple[str, str, list[dict[str, An
     lines += ["", "OOD drop of every model (ID - OOD, points; mean [95% interval over "
               "seeds]):", ""]
     for m, s, rs in groups:
-        cells = [f"{RATE_TITLES[rate]} {_ci_text(ci95(_drops(rs, rate)), _drops(rs, rate))}"
-                 if any(d is not None for d in _drops(rs, rate))
-                 else f"{RATE_TITLES[rate]} – (no mismatch readout)"
-                 for rate in ("match", "grounding", "mrr")]
+        cells = []
+        for rate in ("match", "grounding", "mrr"):
+            drops = _drops(rs, rate)
+            cells.append(f"{RATE_TITLES[rate]} {_ci_text(ci95(drops), drops)}"
+                         if any(d is not None for d in drops)
+                         else f"{RATE_TITLES[rate]} – (no mismatch readout)")
         lines.append(f"- {m} / {s}: " + ", ".join(cells))
     return lines
 

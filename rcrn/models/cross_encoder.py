@@ -106,20 +106,20 @@ class CrossEncoder(nn.Module):
             return feats * batch.box_mask[..., None]
         return batch.box_feats
 
-    def alignment(self, words: torch.Tensor, regions: torch.Tensor, batch: GroundingBatch
+    def alignment(self, words: torch.Tensor, regions: torch.Tensor, valid: torch.Tensor
                   ) -> torch.Tensor:
         """``[B, N]`` scores ``<region_i, W mean(words)> / sqrt(D)`` over each expression's
-        own words (padding left out)."""
-        Lt = words.shape[1]
-        valid = (torch.arange(Lt, device=words.device)[None] < batch.text_lengths[:, None])
-        valid = valid.to(words.dtype)[..., None]
-        text = (words * valid).sum(dim=1) / valid.sum(dim=1).clamp(min=1)
+        own words (``valid [B, Lt]``: not padding)."""
+        weight = valid.to(words.dtype)[..., None]
+        text = (words * weight).sum(dim=1) / weight.sum(dim=1).clamp(min=1)
         return (regions * self.align(text)[:, None]).sum(dim=-1) / regions.shape[-1] ** 0.5
 
     def forward(self, batch: GroundingBatch) -> ModelOutput:
         cls, words, regions = self.encoder(batch, self.region_features(batch))
         B, N = batch.box_mask.shape
-        logits = (self.ground_head(regions).squeeze(-1) + self.alignment(words, regions, batch)
+        Lt = words.shape[1]
+        valid = torch.arange(Lt, device=words.device)[None] < batch.text_lengths[:, None]
+        logits = (self.ground_head(regions).squeeze(-1) + self.alignment(words, regions, valid)
                   ).masked_fill(~batch.box_mask, float("-inf"))
         has_box = batch.box_mask.any(dim=1)
         index = logits.argmax(dim=1).masked_fill(~has_box, -1)
@@ -138,8 +138,6 @@ class CrossEncoder(nn.Module):
             out.match_prob = torch.sigmoid(self.match_head(cls).squeeze(-1))
             return out
         local = self.match_head(words).squeeze(-1)                      # [B, Lt]
-        Lt = local.shape[1]
-        valid = torch.arange(Lt, device=local.device)[None] < batch.text_lengths[:, None]
         out.match_prob = torch.sigmoid(local.masked_fill(~valid, float("inf")).amin(dim=1))
         out.values["word_scores"] = local
         if batch.num_edges:

@@ -142,7 +142,7 @@ def test_the_alignment_score_starts_grounding_sooner(tmp_path, monkeypatch):
 
     with_term = grounding("with")
     monkeypatch.setattr(CrossEncoder, "alignment",
-                        lambda self, words, regions, batch: regions.new_zeros(regions.shape[:2]))
+                        lambda self, words, regions, valid: regions.new_zeros(regions.shape[:2]))
     without = grounding("without")
     assert with_term > without + 0.1, (with_term, without)
 
