@@ -47,6 +47,7 @@ __all__ = [
     "POSITION_NOUNS",
     "REGION_NOUNS",
     "PART_NOUNS",
+    "OWNED_PART_NOUNS",
     "PASSIVE_VERBS",
     "INSTRUMENT_PASSIVE_VERBS",
     "lexicon_form",
@@ -436,6 +437,14 @@ PART_NOUNS: frozenset[str] = frozenset({
     "chimney", "balcony", "porch", "steeple", "antenna", "rudder", "fin", "sail", "mast",
     "deck", "hull", "grill", "grille", "dial", "strap",
     "lens", "spout", "faucet", "cord", "plug", "brim", "heel", "sole", "lace", "buckle",
+})
+
+#: parts that a possessive determiner gives to its antecedent (``a dog with its tongue
+#: out``: the dog has the tongue): the parts above and parts of a body they leave out
+OWNED_PART_NOUNS: frozenset[str] = PART_NOUNS | frozenset({
+    "lap", "torso", "body", "back", "belly", "chest", "stomach", "hip", "skin", "tongue",
+    "eyebrow", "thigh", "ankle", "elbow", "palm", "fist", "beard", "mustache", "moustache",
+    "tusk", "snout", "muzzle", "antler", "bill", "feet",
 })
 
 #: verbs whose passive with ``by`` is turned active (``a cart pulled by a horse``: the

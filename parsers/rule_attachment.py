@@ -30,10 +30,12 @@ from parsers.coreference import (
     REFLEXIVE,
     SUBJECT_PRONOUNS,
     agrees,
+    is_animal,
 )
 from parsers.lexicon import (
     CLOTHING_NOUNS,
     COPULAS,
+    OWNED_PART_NOUNS,
     POSITION_NOUNS,
     WEARER_NOUNS,
     lexicon_form,
@@ -83,7 +85,7 @@ class Attacher:
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
-                 "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj")
+                 "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -116,6 +118,8 @@ class Attacher:
         self.prev_subj = -1        # subject of the clause before the last sentence end
         self.pred_subj = -1        # subject of the last verb, or of a relation after a
         #                            copula or a relative pronoun, in this sentence
+        self.up: dict[int, tuple[int, bool]] = {}  # object -> (subject, whether a verb) of
+        #                                            the relation that made it an object
 
     def run(self) -> int:
         """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
@@ -352,12 +356,55 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     for rule in NP_LINK_RULES:
         if rule(a, e, ci):
             break
+    if c.end - c.start > 1 and a.word(c.start) in POSSESSIVE_PRONOUNS:
+        owned_part(a, c, e)
     if a.root < 0 and a.fronted is None:
         a.root = e
     if a.clause_subj < 0:
         a.clause_subj = e
     a.last_np = e
     return True
+
+
+def _owner(a: Attacher, pronoun: str, e: int) -> int:
+    """The entity a possessive determiner before the entity ``e`` stands for: for ``its``
+    the nearest earlier animal, else the clause's subject if it agrees; otherwise (and
+    for ``his`` / ``her`` / ``their``) the nearest earlier entity that agrees."""
+    entities = a.builder.entities
+    if pronoun == "it":
+        for k in range(e - 1, -1, -1):
+            if is_animal(entities[k].head) and entities[k].text.lower() not in PRONOUNS:
+                return k
+        s = a.clause_subj
+        if 0 <= s < e and agrees(pronoun, entities[s].head, s in a.partners):
+            return s
+    k = antecedent(a, pronoun, e, strict=True)
+    return k if k < e else -1
+
+
+def owned_part(a: Attacher, c: Chunk, e: int) -> None:
+    """``a woman with her leg up``, ``glasses on his head``: a part after a possessive
+    determiner (:data:`~parsers.lexicon.OWNED_PART_NOUNS`) belongs to the entity the
+    determiner stands for (:func:`_owner`): ``( woman , has , leg )``.  A ``with``
+    relation from the owner to the part becomes that ``has``; where the tree already
+    joins owner and part otherwise, the determiner is an entity of its own whose head is
+    the owner's head, with the ``has`` relation (as for a pronoun object)."""
+    if not lexicon_form(c.head.split()[-1] if c.head else "", OWNED_PART_NOUNS):
+        return
+    owner = _owner(a, POSSESSIVE_PRONOUNS[a.word(c.start)], e)
+    if owner < 0:
+        return
+    builder = a.builder
+    rel = builder.relations[-1] if builder.relations else None
+    if rel is not None and rel.object == e and rel.subject == owner \
+            and rel.text.lower() in ("with", "and", ",", "&"):
+        rel.text = HAS
+        rel.span = (rel.span[0], rel.span[0])
+    elif not builder.connected(owner, e):
+        builder.add_relation(owner, e, c.start, c.start, text=HAS)
+    elif not any(r.object == e and r.subject == owner for r in builder.relations):
+        det = builder.add_entity(c.start, c.start + 1, builder.entities[owner].head)
+        builder.add_relation(det, e, c.start, c.start, text=HAS)
 
 
 # ---------------------------------------------------- linking a new entity
@@ -368,6 +415,7 @@ def _resolve_pending(a: Attacher, e: int) -> None:
     if p.subject >= 0:
         a.last_rel = _Relation(p.subject, e, p.start, p.end, p.verb)
         a.described = p.subject
+        a.up[e] = (p.subject, p.verb)
     a.pending = None
 
 
@@ -454,6 +502,7 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
             and r.object == a.conj_np:
         a.relate(r.subject, e, r.start, r.end)
         a.last_rel = _Relation(r.subject, e, r.start, r.end, r.verb)
+        a.up[e] = (r.subject, r.verb)
         return True
     return False
 
@@ -611,8 +660,21 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     the man wears the hat)."""
     r = _object_relation(a)
     if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
-        return r.subject
+        return _top_of_prepositions(a, r.subject)
     return None
+
+
+def _top_of_prepositions(a: Attacher, e: int) -> int:
+    """The entity at the top of a chain of prepositions that ends at ``e`` (``a man with
+    glasses on his head``: from the glasses up to the man)."""
+    seen = 0
+    while e in a.up and seen < 8:
+        subj, verb = a.up[e]
+        if verb or subj < 0:
+            break
+        e = subj
+        seen += 1
+    return e
 
 
 def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:

@@ -103,3 +103,38 @@ def test_positions_without_a_whole(rule, triples_of, text, triples):
 ])
 def test_verb_after_coordinated_subjects(rule, text, phrases):
     assert [e.text for e in rule.parse(text).entities] == phrases
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "with" before a possessed part is "has"
+    ("a cat with its paws crossed", {("cat", "has", "paws")}, {("cat", "with", "paws")}),
+    ("a boy with his hands in the air", {("boy", "has", "hands")}, {("boy", "with", "hands")}),
+    # a possessed part that opens a clause belongs to the owner named before
+    ("a girl reads a book and her feet are on a stool",
+     {("girl", "has", "feet"), ("feet", "on", "stool")}, set()),
+    # a part that is already the object of a preposition keeps it; the owner has it too
+    ("a man with a pencil behind his ear",
+     {("pencil", "behind", "ear"), ("man", "has", "ear")}, set()),
+    # "its": the nearest animal, not the nearest thing
+    ("a puppy with a stick in its mouth",
+     {("stick", "in", "mouth"), ("puppy", "has", "mouth")}, {("stick", "has", "mouth")}),
+    # not for things that are no parts
+    ("a woman carrying her bag", {("woman", "carrying", "bag")}, {("woman", "has", "bag")}),
+])
+def test_possessed_parts(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a participle after a chain of prepositions describes the entity the chain starts at
+    ("a man with a scarf around his neck waving at a bus",
+     {("man", "waving at", "bus")}, {("scarf", "waving at", "bus")}),
+    ("a vase of tulips on a shelf near a window catching the light",
+     set(), {("window", "catching", "light")}),
+])
+def test_participle_after_a_chain_of_prepositions(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
