@@ -10,7 +10,7 @@ import torch
 
 from detectors.detectron2_backend import require_detectron2
 from detectors.errors import MissingDependencyError
-from rcrn.models.region_cnn import RegionCNN, boxes_to_rois, roi_align
+from rcrn.models.region_cnn import PixelRegions, RegionCNN, boxes_to_rois, roi_align
 from rcrn.structures import Proposals
 
 
@@ -60,6 +60,33 @@ def test_region_cnn_shapes_and_gradients() -> None:
     assert torch.allclose(model(images[2:], [boxes[2]]), feats[2:], atol=1e-5)
     assert model(images, [np.zeros((0, 4))] * 3).shape == (0, 48)
     assert "out_dim=48" in repr(model)
+
+
+def test_pixel_regions_pool_each_box_set_once() -> None:
+    """Items sharing an image and its boxes (one scene's expressions) are pooled once;
+    the features and the gradients are those of pooling every item on its own."""
+    torch.manual_seed(0)
+    encoder = RegionCNN(out_dim=16)
+    seen: list[int] = []
+    encoder.head.register_forward_hook(lambda m, i, o: seen.append(o.shape[0]))
+    images = torch.rand(2, 3, 48, 48)
+    shared = torch.tensor([[0, 0, 20, 20], [10, 10, 40, 30]], dtype=torch.float32)
+    other = torch.tensor([[5, 5, 30, 30], [0, 0, 0, 0]], dtype=torch.float32)
+    image_index = torch.tensor([0, 0, 1, 0, 1])  # items 0, 1, 3 share image 0 and its boxes
+    boxes = torch.stack([shared, shared, shared, other, other])
+    feats = PixelRegions(encoder)(images, image_index, boxes)
+    assert seen == [4 * 2]  # four distinct (image, boxes) sets of two boxes, not five
+    weights = torch.rand_like(feats)
+    (feats * weights).sum().backward()
+    grad = encoder.head[1].weight.grad.clone()
+    encoder.zero_grad()
+    rois = torch.cat([image_index.float().repeat_interleave(2)[:, None], boxes.reshape(10, 4)], 1)
+    alone = encoder(images, rois).reshape(5, 2, 16)
+    assert torch.allclose(feats, alone, atol=1e-6)
+    assert not torch.allclose(feats[2], feats[0])  # same boxes, another image
+    assert not torch.allclose(feats[3], feats[0])  # same image, other boxes
+    (alone * weights).sum().backward()
+    assert torch.allclose(grad, encoder.head[1].weight.grad, atol=1e-5)
 
 
 def test_region_cnn_trains() -> None:
