@@ -138,3 +138,20 @@ def test_participle_after_a_chain_of_prepositions(rule, triples_of, text, wanted
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # in a caption of nine words or more "with" before a part of a person or animal is "has"
+    ("a small brown puppy with a black nose sleeping on the couch",
+     {("puppy", "has", "nose")}, {("puppy", "with", "nose")}),
+    ("an old man with grey hair is reading the morning paper",
+     {("man", "has", "hair")}, {("man", "with", "hair")}),
+    # short captions keep "with", as do things that are no persons or animals
+    ("a man with grey hair", {("man", "with", "hair")}, {("man", "has", "hair")}),
+    ("an old wooden door with a round brass handle painted in green",
+     {("door", "with", "handle")}, set()),
+])
+def test_parts_after_with_in_long_captions(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
