@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import WEARER_NOUNS, lexicon_form
+from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -146,7 +146,7 @@ def _pronoun_target(scene: _Scene, e: Entity, first: bool, mapped: dict[int, int
     sentence if it opens the sentence and agrees, else for the nearest agreeing entity
     named before the sentence."""
     word = e.text.lower()
-    if e.head.lower() != word:
+    if e.head.lower() not in (word, CANONICAL_HEADS.get(word)):
         same = [mapped[j] for j in sorted(mapped, reverse=True)
                 if scene.entities[mapped[j]].head.lower() == e.head.lower()
                 and (word in REFLEXIVE or mapped[j] not in exclude)]

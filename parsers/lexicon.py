@@ -27,6 +27,7 @@ __all__ = [
     "WEAK_VERB_FORMS",
     "POSTURE_VERB_FORMS",
     "COMPOUND_NOUNS",
+    "CANONICAL_HEADS",
     "PARTITIVE_NOUNS",
     "ATTRIBUTE_WORDS",
     "DETERMINERS",
@@ -326,7 +327,22 @@ COMPOUND_NOUNS: list[str] = [
     "power line", "power lines", "train tracks", "train track", "bus stop", "side walk",
     "cross walk", "tree trunk", "door handle", "window sill", "book shelf", "table cloth",
     "place mat", "wrist watch", "hand bag", "back pack", "suit case",
+    "tee shirt", "wet suit", "counter top",
 ]
+
+#: the names FACTUAL's scene graphs give entities that captions name otherwise: compounds
+#: written as one word (``cell phone`` -> ``cellphone``), casual words for a person
+#: (``guy`` -> ``person``) and pronouns that stand for no entity named in the caption
+#: (``he`` -> ``man``)
+CANONICAL_HEADS: dict[str, str] = {
+    "cell phone": "cellphone", "surf board": "surfboard", "snow board": "snowboard",
+    "side walk": "sidewalk", "t shirt": "t-shirt", "tee shirt": "t-shirt", "tshirt": "t-shirt",
+    "wet suit": "wetsuit", "counter top": "countertop", "suit case": "suitcase",
+    "guy": "person", "dude": "person", "someone": "person", "somebody": "person",
+    "guys": "people", "dudes": "people",
+    "he": "man", "him": "man", "she": "woman", "her": "woman", "they": "people",
+    "them": "people",
+}
 
 #: nouns of quantity that take ``of`` inside the noun phrase (``a pair of scissors``)
 PARTITIVE_NOUNS: frozenset[str] = frozenset({

@@ -33,6 +33,7 @@ from parsers.coreference import (
     is_animal,
 )
 from parsers.lexicon import (
+    CANONICAL_HEADS,
     CLOTHING_NOUNS,
     COPULAS,
     OWNED_PART_NOUNS,
@@ -346,15 +347,18 @@ def pronoun_subject(a: Attacher, c: Chunk, ci: int) -> bool:
 
 
 def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
-    """Any other noun phrase is an entity; a possessor or whole inside it (``the dog 's
+    """Any other noun phrase is an entity, whose head is written as FACTUAL names it
+    (:data:`~parsers.lexicon.CANONICAL_HEADS`: ``a guy`` has the head ``person``, ``a cell
+    phone`` ``cellphone``); a possessor or whole inside it (``the dog 's
     tail``, ``the truck doors``) is another, with a ``has`` relation (empty span) to it.
     The first of :data:`NP_LINK_RULES` that applies links the entity; the first entity
     not after a sentence-initial relation is the root."""
     builder = a.builder
-    e = builder.add_entity(c.start, c.end, c.head, c.modifiers)
+    e = builder.add_entity(c.start, c.end, CANONICAL_HEADS.get(c.head.lower(), c.head),
+                           c.modifiers)
     if c.owner is not None:
         os_, oe, ohead, omods, at = c.owner
-        owner = builder.add_entity(os_, oe, ohead, omods)
+        owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
         builder.add_relation(owner, e, at, at, text=HAS)
     for rule in NP_LINK_RULES:
         if rule(a, e, ci):
