@@ -31,6 +31,7 @@ from parsers.coreference import (
     SUBJECT_PRONOUNS,
     agrees,
     is_animal,
+    is_person,
 )
 from parsers.lexicon import (
     CANONICAL_HEADS,
@@ -713,6 +714,37 @@ def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+_SCENE_PLACES = frozenset({"field", "park", "grass", "beach", "ocean", "sea", "lake", "pasture",
+                           "meadow", "snow", "desert", "forest", "woods", "yard", "zoo", "lawn"})
+
+
+#: things that stand in a scene place themselves (``sitting on a bench in the park``: the
+#: bench is in the park)
+_SCENE_FIXTURES = frozenset({"bench", "table", "chair", "couch", "sofa", "seat", "stool",
+                             "blanket", "towel", "building", "house", "air", "sky", "rock"})
+
+
+def subject_placed_in_scene(a: Attacher, c: Chunk) -> int | None:
+    """``a boy flying a kite on the beach``: a preposition after the object of another
+    relation whose own object is a place of the whole scene (a field, a beach, the snow)
+    describes that relation's subject."""
+    r = _object_relation(a)
+    if r is None or c.verb or a.word(c.start) == "of" \
+            or (r.end - r.start == 1 and a.word(r.start) == "of"):
+        return None
+    ci = a.chunks.index(c)
+    nxt = a.chunks[ci + 1] if ci + 1 < len(a.chunks) else None
+    if nxt is None or nxt.kind != NP or not nxt.head \
+            or not lexicon_form(nxt.head.split()[-1], _SCENE_PLACES):
+        return None
+    near = a.builder.entities[r.object].head
+    word = near.split()[-1].lower() if near else ""
+    if is_person(near) or is_animal(near) or lexicon_form(word, _SCENE_PLACES) \
+            or lexicon_form(word, _SCENE_FIXTURES):
+        return None
+    return r.subject
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -851,6 +883,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_after_y_on_it,
     subject_of_head_before_of,
     subject_described_after_object,
+    subject_placed_in_scene,
     nearest_noun_phrase,
 ]
 

@@ -155,3 +155,23 @@ def test_parts_after_with_in_long_captions(rule, triples_of, text, wanted, unwan
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a place of the whole scene after another relation's object describes its subject
+    ("a girl throwing a ball on the beach",
+     {("girl", "throwing", "ball"), ("girl", "on", "beach")}, {("ball", "on", "beach")}),
+    ("a rake is leaning on the fence in the snow",
+     {("rake", "in", "snow")}, {("fence", "in", "snow")}),
+    # not after a seat or another place, nor after a person or an animal
+    ("an old woman resting on a bench in the park",
+     {("bench", "in", "park")}, {("woman", "in", "park")}),
+    ("a father watching his daughter on the beach",
+     {("daughter", "on", "beach")}, {("father", "on", "beach")}),
+    # nor inside "X of Y"
+    ("a herd of cows in a field", {("cows", "in", "field")}, set()),
+])
+def test_places_of_the_scene(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

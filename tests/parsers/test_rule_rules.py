@@ -92,6 +92,7 @@ EXAMPLES = {
     ("subject", "subject_after_y_on_it"): "a cup with a lid on it sits on a table",
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
     ("subject", "subject_described_after_object"): "a boy hitting a ball with a bat",
+    ("subject", "subject_placed_in_scene"): "a girl throwing a ball on the beach",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 
