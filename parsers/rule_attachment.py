@@ -454,9 +454,14 @@ def object_of_relation(a: Attacher, e: int, ci: int) -> bool:
     subjects (``a dog and a cat on a couch``) share it."""
     p = a.pending
     if p is not None:
-        for other in a.partners.get(p.subject, ()):
-            a.relate(other, e, p.start, p.end)
-            a.shared.add(other)
+        if not (p.end - p.start == 1 and a.word(p.start) == "of"
+                and relation_convention(("of",), a.builder.entities[p.subject].head,
+                                        a.builder.entities[e].head) != (HAS, True)):
+            # "X of Y" of a holder is inside one conjunct's phrase ("two cups and a vase of
+            # flowers"); of parts it is not ("the tail and a leg of a cat")
+            for other in a.partners.get(p.subject, ()):
+                a.relate(other, e, p.start, p.end)
+                a.shared.add(other)
         a.relate(p.subject, e, p.start, p.end)
         _resolve_pending(a, e)
         return True

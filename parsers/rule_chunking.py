@@ -115,6 +115,13 @@ _Y_NOUNS = frozenset({"baby", "boy", "toy", "body", "lady", "pony", "puppy", "ki
                       "bakery", "library", "gallery", "balcony", "chimney", "lorry", "ferry"})
 
 
+#: nouns in ``-al`` / ``-ic`` that may name a whole before a part noun (``the animal
+#: head``); any other such word is an adjective or a material (``facial hair``, ``metal
+#: door``, ``plastic handle``)
+_AL_IC_WHOLES = frozenset({"animal", "hospital", "terminal", "arsenal", "cathedral",
+                           "mall", "stall", "wall", "ball", "doll", "hall", "clinic", "attic"})
+
+
 class Chunk:
     """One chunk: its kind, its tokens ``start:end`` and, for a noun phrase, its head,
     modifiers and owner; for a relation, whether it is a verb and where a negation before
@@ -249,7 +256,8 @@ class Chunker:
                     or nxt.isdigit() or nxt in PARTITIVE_NOUNS
                     or (w == "have" and i > 0 and lw[i - 1].endswith("s"))
                     or (w in _TRANSITIVE_S and i > 0 and lw[i - 1].isalpha()
-                        and lw[i - 1] not in DETERMINERS and nxt.isalpha()
+                        and lw[i - 1] not in DETERMINERS and lw[i - 1] not in _COUNT_WORDS
+                        and nxt.isalpha()
                         and rel_trie.longest(lw, i + 1) == i + 1)
                     or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1)
                     or self.verb_after_subject(i))
@@ -535,6 +543,7 @@ class Chunker:
         if (not w.isalpha() or w in ATTRIBUTE_WORDS or w in ADVERBS or w in DETERMINERS
                 or w in PART_NOUNS or w in _COUNT_WORDS
                 or (w.endswith(_ADJECTIVE_ENDINGS) and w not in PARTICIPLE_NOUNS)
+                or (w.endswith(("al", "ic")) and w not in _AL_IC_WHOLES)
                 or (w.endswith("y") and w not in _Y_NOUNS)):
             return
         mods = [tokens[j] for j in range(det_end, k) if lw[j] not in ("of", "and", "or")]

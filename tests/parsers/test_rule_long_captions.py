@@ -175,3 +175,22 @@ def test_places_of_the_scene(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # an adjective in -al / -ic before a part noun names no whole
+    ("a digital screen on a parking meter", {("screen", "on", "parking meter")},
+     {("digital", "has", "screen")}),
+    ("an elastic strap on a helmet", {("strap", "on", "helmet")}, {("elastic", "has", "strap")}),
+    # a plural after a number is a noun, not a verb ("drinks", "hits")
+    ("three drinks and a bowl of soup on a tray",
+     {("drinks", "on", "tray"), ("bowl", "on", "tray"), ("bowl", "has", "soup")},
+     {("three", "drinks", "bowl"), ("soup", "has", "drinks")}),
+    # coordinated parts before "of" still share their whole
+    ("the ear and the paw of a puppy", {("puppy", "has", "ear"), ("puppy", "has", "paw")},
+     set()),
+])
+def test_noun_phrases_of_lists(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
