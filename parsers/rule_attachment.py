@@ -226,12 +226,14 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
 # ------------------------------------------------------- noun phrase chunks
 def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
     """Attribute words after a copula (``the cat is black``) are modifiers of the copula's
-    subject, not an entity."""
+    subject (and of the subjects coordinated with it: ``the cat and the dog are black``),
+    not an entity."""
     p = a.pending
     if p is not None and p.copula and c.attr_only and p.subject >= 0:
         tokens = a.tokens
-        a.builder.entities[p.subject].modifiers.extend(
-            tokens[k] for k in range(c.start, c.end) if tokens[k].lower() not in ("and", "or"))
+        words = [tokens[k] for k in range(c.start, c.end) if tokens[k].lower() not in ("and", "or")]
+        for subj in (p.subject, *a.partners.get(p.subject, ())):
+            a.builder.entities[subj].modifiers.extend(words)
         a.pending = None
         return True
     return False
@@ -497,7 +499,8 @@ def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     new clause, linked to the root by an ``and`` relation; not after the object of ``with``
     or of a participle of the clause's subject (``a cup with a lid and a straw is on the
     table``: the straw is another object, the cup is on the table)."""
-    if _after_conjunction(a) and a.next_kind(ci) == COP and not _object_of_modifier(a):
+    if _after_conjunction(a) and a.next_kind(ci) == COP and not _object_of_modifier(a) \
+            and not _subjects_so_far(a):
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.clause_subj = e
         a.ctx_subj = -1
@@ -529,7 +532,21 @@ def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
                                or _after_list_comma(a, ci)):
         a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
         return True
+    if _subjects_so_far(a) and a.next_kind(ci) == COP \
+            and (_after_conjunction(a) or _after_list_comma(a, ci)):
+        # "the pizza and the drink are on a mat": the copula's clause describes both
+        a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
+        a.clause_subj = e
+        return True
     return False
+
+
+def _subjects_so_far(a: Attacher) -> bool:
+    """Whether the noun phrases before the last conjunction are all subjects of the clause
+    (``the pizza and the drink are``; not ``a man holds a cup and a dog is``)."""
+    conj = a.conj_np
+    return conj >= 0 and (conj == a.clause_subj or conj in a.partners) \
+        and not (a.last_rel is not None and a.last_rel.object == conj)
 
 
 def coordinated_noun_phrase(a: Attacher, e: int, ci: int) -> bool:

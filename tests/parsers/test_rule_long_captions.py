@@ -194,3 +194,27 @@ def test_noun_phrases_of_lists(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # coordinated subjects before a copula share what the copula's clause says
+    ("the kettle and the toaster are on the counter",
+     {("kettle", "on", "counter"), ("toaster", "on", "counter")}, {("kettle", "and", "toaster")}),
+    ("a boy and his sister are sitting on the steps",
+     {("boy", "sitting on", "steps"), ("sister", "sitting on", "steps")}, set()),
+    ("a lamp , a clock and a vase are on the shelf",
+     {("lamp", "on", "shelf"), ("clock", "on", "shelf"), ("vase", "on", "shelf")}, set()),
+    # after a verb's object "and" and a copula still open a clause of their own
+    ("a girl feeds a goat and a cat is on the fence",
+     {("girl", "feeds", "goat"), ("cat", "on", "fence")}, {("goat", "on", "fence")}),
+])
+def test_coordinated_subjects_before_a_copula(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
+
+
+def test_coordinated_subjects_share_attributes(rule):
+    g = rule.parse("the kettle and the toaster are silver")
+    assert {e.head: e.modifiers for e in g.entities} == {"kettle": ["silver"],
+                                                         "toaster": ["silver"]}
