@@ -122,6 +122,19 @@ _AL_IC_WHOLES = frozenset({"animal", "hospital", "terminal", "arsenal", "cathedr
                            "mall", "stall", "wall", "ball", "doll", "hall", "clinic", "attic"})
 
 
+#: words that may stand between a preposition and a place noun before ``of`` (``on each
+#: side of``, ``on the shady side of``): the place still joins the relation phrase
+_REGION_QUANTIFIERS = frozenset({"each", "either", "both", "one", "two", "other", "opposite",
+                                 "far", "near", "shady", "sunny", "upper", "lower", "very"})
+
+
+#: places on a whole that, opening a caption before ``of``, leave the head to the whole
+_OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle", "area",
+                              "section", "part", "inside", "background", "corner", "end",
+                              "rear", "surface", "center", "centre", "interior", "exterior",
+                              "outside"})
+
+
 class Chunk:
     """One chunk: its kind, its tokens ``start:end`` and, for a noun phrase, its head,
     modifiers and owner; for a relation, whether it is a verb and where a negation before
@@ -413,6 +426,9 @@ class Chunker:
         prev = lw[i - 1]
         if prev in _COUNT_WORDS or prev.isdigit():
             return i - 1 == det_end and i + 1 < len(lw) and lw[i + 1] in DETERMINERS
+        if prev in _OPENING_REGIONS and self.pk in (-1, HARD):
+            # "the back of a man wearing a cap" opens the caption: it is about the man
+            return all(lw[k] in ATTRIBUTE_WORDS for k in range(det_end, i - 1))
         if prev not in PARTITIVE_NOUNS:
             return False
         return all(lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k].isdigit()
@@ -420,9 +436,12 @@ class Chunker:
 
     def region_end(self, end: int) -> int:
         """End of a relation phrase ending at ``end``, extended over a place noun and ``of``
-        (``along`` + ``the side of``, ``climbing`` + ``the edge of``)."""
+        (``along`` + ``the side of``, ``climbing`` + ``the edge of``, ``on`` + ``each side
+        of``)."""
         lw, n = self.lw, self.n
         j = end + 1 if end < n and lw[end] in ("the", "a", "an") else end
+        if j + 3 < n and lw[j] in _REGION_QUANTIFIERS and lw[j + 1] in REGION_NOUNS:
+            j += 1  # "on each side of", "along both sides of", "on one end of"
         if j + 2 < n and lw[j] in REGION_NOUNS and lw[j + 1] == "of" and lw[end - 1] != "of" \
                 and lw[j + 2][:1].isalnum():
             return j + 2
@@ -502,7 +521,14 @@ class Chunker:
                 head_start = k
                 break
         chunk.head = " ".join(tokens[head_start:end])
-        chunk.modifiers = [tokens[k] for k in range(det_end, head_start)
+        mods_start = det_end
+        for k in range(det_end + 1, head_start):
+            if lw[k] == "of" and lw[k - 1] in _OPENING_REGIONS:
+                # "the white top of a red car": the car is red, not white
+                mods_start = k + 1
+                while mods_start < head_start and lw[mods_start] in DETERMINERS:
+                    mods_start += 1
+        chunk.modifiers = [tokens[k] for k in range(mods_start, head_start)
                            if lw[k] not in ("of", "and", "or")]
         self.split_owner(chunk, det_end, head_start)
         if posture:
