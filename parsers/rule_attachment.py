@@ -47,6 +47,10 @@ from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, C
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
 
+#: words that open the subject of a relative clause without ``that`` (``the hat the man is
+#: wearing``)
+_RELATIVE_SUBJECT_OPENERS = frozenset({"the", "a", "an", "this", "that", "his", "her",
+                                       "their", "its", "he", "she", "they", "someone"})
 _WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
 #: words that may describe a position noun (``the far right``, ``the back left side``)
 _POSITION_MODIFIERS = POSITION_NOUNS | {"far", "upper", "lower", "near", "other", "opposite"}
@@ -88,7 +92,7 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "long_text")
+                 "long_text", "reduced")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -123,6 +127,9 @@ class Attacher:
         #                            copula or a relative pronoun, in this sentence
         # a caption long enough for the conventions of long captions
         self.long_text = sum(t[:1].isalnum() for t in tokens) >= LONG_CAPTION_WORDS
+        # (antecedent, subject) of an object relative clause without a pronoun ("the hat
+        # the man is wearing"), waiting for a verb without an object
+        self.reduced: tuple[int, int] | None = None
         self.up: dict[int, tuple[int, bool]] = {}  # object -> (subject, whether a verb) of
         #                                            the relation that made it an object
 
@@ -363,6 +370,7 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         os_, oe, ohead, omods, at = c.owner
         owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
         builder.add_relation(owner, e, at, at, text=HAS)
+    _relative_without_pronoun(a, e, ci)
     for rule in NP_LINK_RULES:
         if rule(a, e, ci):
             break
@@ -568,6 +576,18 @@ def subject_of_object_relative(a: Attacher, e: int, ci: int) -> bool:
     return False
 
 
+def _relative_without_pronoun(a: Attacher, e: int, ci: int) -> None:
+    """``the hat the man is wearing``: a noun phrase right after another one, opened by a
+    determiner, may be the subject of an object relative clause without ``that``; its
+    verb, if one without an object follows (:func:`verb_of_relative_without_pronoun`),
+    relates it to the phrase before."""
+    chunks = a.chunks
+    if a.prev == NP and ci > 0 and chunks[ci - 1].kind == NP \
+            and chunks[ci - 1].end == chunks[ci].start and a.last_np >= 0 \
+            and a.word(chunks[ci].start) in _RELATIVE_SUBJECT_OPENERS:
+        a.reduced = (a.last_np, e)
+
+
 def subject_after_sentence_initial_relation(a: Attacher, e: int, ci: int) -> bool:
     """``To the left of the plate is a cup``: the noun phrase after the copula (or a comma,
     or ``there is``) is the subject of the sentence-initial relation, and the root."""
@@ -614,6 +634,29 @@ def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
         a.pending = None
         return True
     return False
+
+
+def verb_of_relative_without_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``the brown hat the man standing in the street is wearing .``: a verb with no object
+    after it (the text, the sentence or a clause ends, or a conjunction follows) closes the
+    relative clause :func:`_relative_without_pronoun` opened: it relates the
+    clause's subject to the phrase before it."""
+    r = a.reduced
+    if r is None or not c.verb or a.next_kind(ci) in (NP, REL, COP, PRON) \
+            or a.prev not in (COP, NP):
+        return False
+    antecedent, subj = r
+    a.reduced = None
+    if a.builder.connected(subj, antecedent):
+        return False
+    start = c.neg_start
+    a.relate(subj, antecedent, start, c.end)
+    a.last_rel = _Relation(subj, antecedent, start, c.end, True)
+    a.described = antecedent
+    a.pred_subj = subj  # "... is wearing while riding a bike": the subject rides
+    a.pending = None
+    a.ctx_subj = -1
+    return True
 
 
 def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
@@ -851,6 +894,7 @@ def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
     a.ctx_subj = -1
     a.waiting = -1
     a.pred_subj = -1
+    a.reduced = None
     if a.clause_subj >= 0:
         a.prev_subj = a.clause_subj
     a.clause_subj = -1
@@ -913,7 +957,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, pronoun_object,
          pronoun_subject, noun_phrase],
-    REL: [verb_of_object_relative, coordinated_relation_phrase, has_y_on_it,
+    REL: [verb_of_object_relative, verb_of_relative_without_pronoun,
+          coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],
     PRON: [second_relative_clause, relative_pronoun],

@@ -263,7 +263,9 @@ class Chunker:
         if w in VERB_FORMS:
             nxt = lw[i + 1] if i + 1 < n else ""
             if not predicate and w in WEAK_VERB_FORMS:
-                possessed = i > 0 and lw[i - 1].endswith(("'s", "’s", "s'"))
+                # after a possessive or "of" such a form is a noun ("a pair of shoes the ...")
+                possessed = i > 0 and (lw[i - 1].endswith(("'s", "’s", "s'"))
+                                       or lw[i - 1] == "of")
                 ok = not possessed and (
                     nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS
                     or nxt.isdigit() or nxt in PARTITIVE_NOUNS
@@ -356,7 +358,7 @@ class Chunker:
                 lw[i].endswith(("ing", "ed")) and self.preposition_after_adverbs(i + 1))
         prev = lw[i - 1] if i > 0 else ""
         if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
-                or table_adverb(prev):
+                or prev == "of" or table_adverb(prev):
             return False
         if self.np_start < 0 and self.pk == REL:
             return objectish and vc != NOUNISH
@@ -478,7 +480,7 @@ class Chunker:
             return
         content = lw[det_end:end - 1]
         if (len(content) >= 1 and last.endswith(_VERB_ENDINGS) and last not in ATTRIBUTE_WORDS
-                and any(w not in ATTRIBUTE_WORDS for w in content)
+                and any(w not in ATTRIBUTE_WORDS for w in content) and content[-1] != "of"
                 and self.compound_trie.longest(lw, end - 2) != end):
             self.emit_np(start, det_end, end - 1)
             chunk = Chunk(REL, end - 1, end)

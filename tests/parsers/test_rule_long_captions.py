@@ -231,3 +231,20 @@ def test_coordinated_subjects_share_attributes(rule):
     g = rule.parse("the kettle and the toaster are silver")
     assert {e.head: e.modifiers for e in g.entities} == {"kettle": ["silver"],
                                                          "toaster": ["silver"]}
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # an object relative clause without "that": the verb without an object closes it
+    ("the red scarf the girl is wearing", {("girl", "wearing", "scarf")}, set()),
+    ("the green kite the boy on the hill is flying .",
+     {("boy", "on", "hill"), ("boy", "flying", "kite")}, {("hill", "flying", "kite")}),
+    ("a pair of boots the man is wearing while riding his horse",
+     {("man", "wearing", "boots"), ("man", "riding", "horse")}, {("boots", "riding", "horse")}),
+    # a verb with an object after it is no such clause
+    ("a cup a spoon and a fork lying on a table", {("fork", "lying on", "table")},
+     {("spoon", "lying on", "cup")}),
+])
+def test_relative_clauses_without_a_pronoun(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
