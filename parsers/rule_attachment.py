@@ -36,7 +36,11 @@ from parsers.coreference import (
 from parsers.lexicon import (
     CANONICAL_HEADS,
     CLOTHING_NOUNS,
+    CONTAINER_NOUNS,
     COPULAS,
+    HOLDER_NOUNS,
+    REGION_NOUNS,
+    SURFACE_NOUNS,
     OWNED_PART_NOUNS,
     POSITION_NOUNS,
     WEARER_NOUNS,
@@ -51,6 +55,9 @@ __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Atta
 #: wearing``)
 _RELATIVE_SUBJECT_OPENERS = frozenset({"the", "a", "an", "this", "that", "his", "her",
                                        "their", "its", "he", "she", "they", "someone"})
+#: nouns X that a participle after ``X of Y`` still describes (parts, places, holders)
+_WHOLE_KEEPING_NOUNS = (OWNED_PART_NOUNS, REGION_NOUNS, CONTAINER_NOUNS, SURFACE_NOUNS,
+                        HOLDER_NOUNS)
 _WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
 #: words that may describe a position noun (``the far right``, ``the back left side``)
 _POSITION_MODIFIERS = POSITION_NOUNS | {"far", "upper", "lower", "near", "other", "opposite"}
@@ -733,8 +740,20 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     the man wears the hat)."""
     r = _object_relation(a)
     if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
+        if _describes_whole_after_of(a, r, c):
+            return r.object
         return _top_of_prepositions(a, r.subject)
     return None
+
+
+def _describes_whole_after_of(a: Attacher, r: _Relation, c: Chunk) -> bool:
+    """Whether the ``-ing`` participle ``c`` right after ``X of Y`` describes Y: when X is
+    neither a part, a place on a whole nor a holder (``the shadow of a man walking``)."""
+    if r.end - r.start != 1 or a.word(r.start) != "of" or not a.word(c.start).endswith("ing"):
+        return False
+    head = a.builder.entities[r.subject].head
+    word = head.split()[-1] if head else ""
+    return not any(lexicon_form(word, nouns) for nouns in _WHOLE_KEEPING_NOUNS)
 
 
 def _top_of_prepositions(a: Attacher, e: int) -> int:

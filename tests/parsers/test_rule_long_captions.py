@@ -248,3 +248,18 @@ def test_relative_clauses_without_a_pronoun(rule, triples_of, text, wanted, unwa
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # an -ing participle after "X of Y" describes Y, unless X is a part, place or holder
+    ("an old photo of a sailor holding a rope", {("sailor", "holding", "rope")},
+     {("photo", "holding", "rope")}),
+    ("the shadow of a cyclist riding along the road", {("cyclist", "riding along", "road")},
+     set()),
+    ("a jar of jam sitting on the shelf", {("jar", "sitting on", "shelf")},
+     {("jam", "sitting on", "shelf")}),
+])
+def test_participle_after_x_of_y(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
