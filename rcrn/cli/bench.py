@@ -262,11 +262,13 @@ AMP_DTYPES = {"none": None, "bf16": torch.bfloat16}
 
 class _TrainStep:
     """One training step as ``Trainer.fit`` takes it: its ``TrainStep`` (forward under
-    autocast with ``amp``, ``rcrn_loss`` in float32), backward, clip, Adam."""
+    autocast with ``amp``, ``rcrn_loss`` in float32), backward, clip, the trainer's Adam."""
 
     def __init__(self, model: RCRN, batch: Any, device: torch.device, amp: str = "none",
                  lr: float = 1e-3, clip: float = 10.0) -> None:
+        from rcrn.engine import schema
         from rcrn.engine.distributed import TrainStep
+        from rcrn.engine.trainer import make_optimizer
         from rcrn.losses import LossConfig
 
         if amp not in AMP_DTYPES:
@@ -275,7 +277,7 @@ class _TrainStep:
         loss_cfg = LossConfig()
         self.step = TrainStep(model, partial(loss_terms, cfg=loss_cfg), loss_cfg,
                               AMP_DTYPES[amp])
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        self.optimizer = make_optimizer(model, schema.section({"train": {"lr": lr}}, "train"))
         self.clip = clip
         self.notes: list[str] = []
         if AMP_DTYPES[amp] is not None and any(isinstance(m, torch.nn.RNNBase)
