@@ -128,6 +128,27 @@ _REGION_QUANTIFIERS = frozenset({"each", "either", "both", "one", "two", "other"
                                  "far", "near", "shady", "sunny", "upper", "lower", "very"})
 
 
+#: nouns that a name, a number or quoted words may follow inside their noun phrase (``the
+#: number 8169``, ``the words `` stop here ''``): the noun stays the head
+LABEL_NOUNS = frozenset({"number", "numbers", "word", "words", "letter", "letters", "name",
+                         "names", "text", "phrase", "logo", "brand", "sign", "label"})
+_OPEN_QUOTES = frozenset({"``", "`", '"', "“", "'", "‘"})
+_CLOSE_QUOTES = frozenset({"''", '"', "”", "'", "’"})
+
+
+def _names_a_label(lw: list[str], k: int, end: int) -> bool:
+    """Whether the words after the label noun ``lw[k]`` up to ``end`` are its name: quoted
+    words, or (after a plural label) any words, or a token with a digit or a sign in it
+    (``number 8169``, ``letters ec-flp``, ``words hotdog``)."""
+    if k + 1 >= end or lw[k] not in LABEL_NOUNS:
+        return False
+    if lw[k + 1] in _OPEN_QUOTES:
+        return True
+    if lw[k] in ("numbers", "words", "letters", "names"):
+        return True
+    return all(not w.isalpha() for w in lw[k + 1:end])
+
+
 #: places on a whole that, opening a caption before ``of``, leave the head to the whole
 _OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle", "area",
                               "section", "part", "inside", "background", "corner", "end",
@@ -522,6 +543,16 @@ class Chunker:
             if self.compound_trie.longest(lw, k) == end:
                 head_start = k
                 break
+        for k in range(det_end, end - 1):
+            if _names_a_label(lw, k, end):
+                # "the number 8169", "the words `` no parking ''": the label is the head,
+                # its name a modifier
+                chunk.head = tokens[k]
+                chunk.modifiers = [tokens[j] for j in range(det_end, end)
+                                   if j != k and lw[j] not in _OPEN_QUOTES
+                                   and lw[j] not in _CLOSE_QUOTES]
+                self.chunks.append(chunk)
+                return
         chunk.head = " ".join(tokens[head_start:end])
         mods_start = det_end
         for k in range(det_end + 1, head_start):
@@ -606,6 +637,29 @@ def detached_possessive(s: Chunker) -> bool:
             and lw[i + 1][:1].isalnum() and not s.starts_relation(i + 1):
         s.i += 1
         return True
+    return False
+
+
+@only_for(_OPEN_QUOTES)
+def quoted_name(s: Chunker) -> bool:
+    """Quoted words right after a label noun (``the sign `` stop ''``, ``the number ' 3 '``)
+    name it: they stay in its noun phrase, up to the closing quote."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start < 0 or not s.np_content or s.w not in _OPEN_QUOTES \
+            or lw[i - 1] not in LABEL_NOUNS:
+        return False
+    k = i
+    while k < n and lw[k] in _OPEN_QUOTES:  # "`", "`" : one quote in two tokens
+        k += 1
+    opened = k
+    for k in range(opened, min(n, opened + 8)):
+        if lw[k] in _CLOSE_QUOTES and k > opened:
+            while k < n and lw[k] in _CLOSE_QUOTES:
+                k += 1
+            s.i = k
+            return True
+        if lw[k] in _HARD_PUNCT:
+            return False
     return False
 
 
@@ -1028,6 +1082,7 @@ def content_word(s: Chunker) -> bool:
 #: the chunking rules, in the order they are tried at each token
 CHUNK_RULES: list[ChunkRule] = [
     detached_possessive,
+    quoted_name,
     punctuation,
     picture_frame,
     there_is,

@@ -275,3 +275,18 @@ def test_heads_named_as_factual_names_them(rule, text, heads):
     g = rule.parse(text)
     assert [e.head for e in g.entities] == heads
     assert all(e.text.lower() in text for e in g.entities)
+
+
+@pytest.mark.parametrize("text, head, modifiers", [
+    # a label noun keeps the head; the name, number or quoted words after it modify it
+    ("the number 42 on a jersey", "number", ["42"]),
+    ("the letters ab-c on a truck", "letters", ["ab-c"]),
+    ("the words hello world on a mug", "words", ["hello", "world"]),
+    ("the sign `` stop here '' on a pole", "sign", ["stop", "here"]),
+    ('a label " happy birthday " on a box', "label", ["happy", "birthday"]),
+])
+def test_a_label_and_its_name(rule, text, head, modifiers):
+    g = rule.parse(text)
+    first = g.entities[0]
+    assert (first.head, first.modifiers) == (head, modifiers)
+    assert [e.head for e in g.entities[1:]] == [text.split()[-1]]

@@ -31,6 +31,7 @@ def all_rules() -> list[tuple[str, object]]:
 #: (list, rule name) -> a text whose parse applies that rule
 EXAMPLES = {
     ("chunk", "detached_possessive"): "the man 's hat",
+    ("chunk", "quoted_name"): "the sign \" stop \" on a pole",
     ("chunk", "punctuation"): "the cat , the dog .",
     ("chunk", "picture_frame"): "a photo of a dog on a couch",
     ("chunk", "there_is"): "There is a cat on the table",
