@@ -163,6 +163,10 @@ def test_participle_after_a_chain_of_prepositions(rule, triples_of, text, wanted
     ("a man with grey hair", {("man", "with", "hair")}, {("man", "has", "hair")}),
     ("an old wooden door with a round brass handle painted in green",
      {("door", "with", "handle")}, set()),
+    # and "in" before a coat, a jacket or a dress is "wearing"
+    ("a tall woman in a long red dress is standing near the door",
+     {("woman", "wearing", "dress")}, {("woman", "in", "dress")}),
+    ("a woman in a red dress", {("woman", "in", "dress")}, {("woman", "wearing", "dress")}),
 ])
 def test_parts_after_with_in_long_captions(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
