@@ -877,8 +877,16 @@ def second_relative_clause(a: Attacher, c: Chunk, ci: int) -> bool:
 
 
 def relative_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
-    """``that / which / who``: the clause describes the noun phrase before it."""
+    """``that / which / who``: the clause describes the noun phrase before it; ``who`` the
+    nearest person or animal before it (``a man with dark hair who is wearing a tie``)."""
     a.antecedent = a.last_np
+    if a.word(c.start) in ("who", "whom") and a.last_np >= 0:
+        entities = a.builder.entities
+        if not (is_person(entities[a.last_np].head) or is_animal(entities[a.last_np].head)):
+            for k in range(a.last_np - 1, -1, -1):
+                if is_person(entities[k].head) or is_animal(entities[k].head):
+                    a.antecedent = k
+                    break
     a.ctx_subj = a.antecedent
     return True
 

@@ -267,3 +267,17 @@ def test_participle_after_x_of_y(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "who" stands for the nearest person or animal, not the nearest thing
+    ("a boy with curly hair who is holding a kite", {("boy", "holding", "kite")},
+     {("hair", "holding", "kite")}),
+    ("a girl next to a dog who is wagging its tail", {("dog", "wagging", "tail")}, set()),
+    # "that" keeps the nearest noun phrase
+    ("a man with a hat that is red and blue", set(), {("man", "is", "red")}),
+])
+def test_who_stands_for_a_person_or_animal(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
