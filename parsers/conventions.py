@@ -23,7 +23,10 @@ such data maps the phrase the same way:
   cart``, and ``a street covered in snow`` ``snow cover street`` for the verbs of
   :data:`~parsers.lexicon.INSTRUMENT_PASSIVE_VERBS`;
 * **lie / lay** – ``laying on`` (without an object of its own) is the posture
-  ``lying on``.
+  ``lying on``;
+* **particles of posture** – ``down`` / ``up`` after a verb of posture or holding is left
+  out (``lying down on``: ``lying on``; ``looking up at``: ``looking at``; ``holding up``:
+  ``holding``); verbs of motion keep it (``walking down``).
 
 :func:`relation_convention` tells, for one relation, the phrase to write and
 whether subject and object swap.  Possessives (``the dog 's tail``) and
@@ -78,6 +81,19 @@ _LONG_CAPTION_CLOTHING = frozenset({"coat", "jacket", "dress", "sweater", "cardi
                                     "parka", "raincoat", "overcoat", "windbreaker", "poncho"})
 
 
+#: verbs of posture and holding whose ``down`` / ``up`` the annotators leave out (``lying
+#: down on`` is ``lying on``, ``holding up`` ``holding``: on FACTUAL's training data this
+#: makes 86 triples right and 2 wrong); verbs of motion keep it (``walking down``), and
+#: ``hanging down`` without a preposition keeps it
+_PARTICLE_DROPPING_VERBS = frozenset(
+    f"{stem}{end}" for stem, ends in (("lie", ("", "s")), ("ly", ("ing",)), ("lay", ("", "s", "ing")),
+                                      ("sit", ("", "s", "ting")), ("sat", ("",)),
+                                      ("look", ("", "s", "ing", "ed")),
+                                      ("hang", ("", "s", "ing")), ("hung", ("",)),
+                                      ("hold", ("", "s", "ing")), ("held", ("",)))
+    for end in ends)
+
+
 def relation_convention(words: Sequence[str], subject: str,
                         obj: str, long_text: bool = False) -> tuple[str, bool] | None:
     """The annotated form of the relation ``words`` between ``subject`` and ``obj``.
@@ -129,6 +145,10 @@ def relation_convention(words: Sequence[str], subject: str,
         if verb is not None and (last == "by" or (last in ("in", "with")
                                                   and first in INSTRUMENT_PASSIVE_VERBS)):
             return verb, True
+    if words[1] in ("down", "up") and first in _PARTICLE_DROPPING_VERBS \
+            and (n > 2 or first.startswith(("hold", "held"))):
+        verb = "lying" if first == "laying" else first
+        return " ".join((verb,) + tuple(words[2:])), False
     if first == "laying" and words[1] not in ("a", "an", "the"):
         return " ".join(("lying",) + tuple(words[1:])), False
     return None
