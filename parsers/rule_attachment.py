@@ -666,6 +666,34 @@ def verb_of_relative_without_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+def worn_with_on(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a man with a dark hat on``: ``on`` with no object after the object of ``with``
+    makes that object worn (``( man , wearing , hat )``), by the clause's subject when the
+    ``with`` followed a thing (``standing in the background with a hat on``); nothing is
+    worn by a thing (``a cup with a lid on``)."""
+    r = a.last_rel
+    if c.end - c.start != 1 or a.word(c.start) != "on" or a.prev != NP or r is None \
+            or r.object != a.last_np or a.next_kind(ci) not in (HARD, SOFT, CONJ, -1) \
+            or a.word(r.start) != "with":
+        return False
+    builder = a.builder
+    rel = next((x for x in reversed(builder.relations)
+                if x.object == r.object and x.subject == r.subject), None)
+    if rel is None:
+        return False
+    wearer = rel.subject
+    if not (is_person(builder.entities[wearer].head) or is_animal(builder.entities[wearer].head)):
+        s = a.clause_subj
+        if s < 0 or s == rel.object or not is_person(builder.entities[s].head):
+            return False  # "a cup with a lid on": nothing is worn
+        wearer = s
+    rel.subject = wearer
+    rel.text = WEAR
+    rel.span = (rel.span[0], rel.span[0])
+    a.pending = None
+    return True
+
+
 def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     """``next to and to the left of``: a relation phrase right after another one (with no
     object between them) extends it into one relation phrase."""
@@ -984,7 +1012,7 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, pronoun_object,
          pronoun_subject, noun_phrase],
-    REL: [verb_of_object_relative, verb_of_relative_without_pronoun,
+    REL: [verb_of_object_relative, verb_of_relative_without_pronoun, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],

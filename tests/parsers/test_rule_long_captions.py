@@ -294,3 +294,18 @@ def test_who_stands_for_a_person_or_animal(rule, triples_of, text, wanted, unwan
 ])
 def test_particles_of_posture(rule, triples_of, text, triple):
     assert triple in triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "with Y on" at the end of a clause: Y is worn
+    ("a skier with a red helmet on", {("skier", "wearing", "helmet")}, {("skier", "with", "helmet")}),
+    # by the clause's subject when "with" followed a thing
+    ("a boy standing in the rain with a yellow coat on .", {("boy", "wearing", "coat")},
+     {("rain", "with", "coat")}),
+    # things wear nothing
+    ("a jar with a lid on", {("jar", "with", "lid")}, set()),
+])
+def test_worn_with_on(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

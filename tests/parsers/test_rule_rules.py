@@ -94,6 +94,7 @@ EXAMPLES = {
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
     ("subject", "subject_described_after_object"): "a boy hitting a ball with a bat",
     ("subject", "subject_placed_in_scene"): "a girl throwing a ball on the beach",
+    ("attach", "worn_with_on"): "a skier with a red helmet on",
     ("attach", "verb_of_relative_without_pronoun"): "the hat the man is wearing",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
