@@ -58,6 +58,9 @@ _RELATIVE_SUBJECT_OPENERS = frozenset({"the", "a", "an", "this", "that", "his", 
 #: nouns X that a participle after ``X of Y`` still describes (parts, places, holders)
 _WHOLE_KEEPING_NOUNS = (OWNED_PART_NOUNS, REGION_NOUNS, CONTAINER_NOUNS, SURFACE_NOUNS,
                         HOLDER_NOUNS)
+#: words before ``haired`` that do not describe the hair
+_HAIR_SKIP = frozenset({"a", "an", "the", "two", "three", "this", "that", "these", "those",
+                        "and", "young", "old", "little", "small", "tall"})
 _WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
 #: words that may describe a position noun (``the far right``, ``the back left side``)
 _POSITION_MODIFIERS = POSITION_NOUNS | {"far", "upper", "lower", "near", "other", "opposite"}
@@ -377,6 +380,7 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         os_, oe, ohead, omods, at = c.owner
         owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
         builder.add_relation(owner, e, at, at, text=HAS)
+    _haired(a, c, e)
     _relative_without_pronoun(a, e, ci)
     for rule in NP_LINK_RULES:
         if rule(a, e, ci):
@@ -581,6 +585,28 @@ def subject_of_object_relative(a: Attacher, e: int, ci: int) -> bool:
         a.waiting = e
         return True
     return False
+
+
+def _haired(a: Attacher, c: Chunk, e: int) -> None:
+    """``a blonde haired woman``, ``a red-haired boy``: the hair is an entity of its own that
+    the phrase's head has (``( woman , has , hair )``), and the words before ``haired``
+    describe the hair, not the woman."""
+    tokens = a.tokens
+    for k in range(c.start, c.end - 1):
+        w = tokens[k].lower()
+        if w != "haired" and not w.endswith("-haired"):
+            continue
+        entity = a.builder.entities[e]
+        words = [t for t in (tokens[j] for j in range(c.start, k))
+                 if t.lower() not in _HAIR_SKIP]
+        if w != "haired":
+            words.append(tokens[k][:-len("-haired")])
+        first = k - len([j for j in range(c.start, k) if tokens[j].lower() not in _HAIR_SKIP])
+        hair = a.builder.add_entity(max(first, c.start), k + 1, "hair", words)
+        a.builder.add_relation(e, hair, k, k, text=HAS)
+        drop = {*words, tokens[k]}
+        entity.modifiers = [m for m in entity.modifiers if m not in drop]
+        return
 
 
 def _relative_without_pronoun(a: Attacher, e: int, ci: int) -> None:

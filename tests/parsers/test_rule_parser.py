@@ -290,3 +290,18 @@ def test_a_label_and_its_name(rule, text, head, modifiers):
     first = g.entities[0]
     assert (first.head, first.modifiers) == (head, modifiers)
     assert [e.head for e in g.entities[1:]] == [text.split()[-1]]
+
+
+@pytest.mark.parametrize("text, person, hair_words", [
+    # "X haired" gives the person a hair entity that the words before "haired" describe
+    ("a blonde haired woman on a bench", "woman", ["blonde"]),
+    ("a young red-haired boy with a kite", "boy", ["red"]),
+    ("two dark brown haired girls", "girls", ["dark", "brown"]),
+])
+def test_haired(rule, triples_of, text, person, hair_words):
+    g = rule.parse(text)
+    assert (person, "has", "hair") in triples_of(g)
+    hair = next(e for e in g.entities if e.head == "hair")
+    owner = next(e for e in g.entities if e.head == person)
+    assert hair.modifiers == hair_words
+    assert not set(hair_words) & set(owner.modifiers)
