@@ -655,8 +655,12 @@ def sentence_subject(a: Attacher, e: int, ci: int) -> bool:
 # ----------------------------------------------------------- relation chunks
 def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
     """``the dog that the man is holding``: the relation of an object relative clause goes
-    from the clause's subject (the man) to the antecedent (the dog)."""
-    if a.waiting >= 0:
+    from the clause's subject (the man) to the antecedent (the dog); a preposition with
+    its object before the verb describes the subject (``the board that the boy in red
+    shoes is standing on``)."""
+    if a.waiting >= 0 and not (not c.verb and a.next_kind(ci) == NP):
+        # a preposition with its object ("the boy in white sneakers") describes the
+        # clause's subject; the clause's verb comes later
         start = c.neg_start
         a.builder.add_relation(a.waiting, a.antecedent, start, c.end)
         a.last_rel = _Relation(a.waiting, a.antecedent, start, c.end, c.verb)

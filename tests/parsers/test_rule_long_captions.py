@@ -309,3 +309,9 @@ def test_worn_with_on(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+def test_object_relative_with_a_preposition_before_its_verb(rule, triples_of):
+    got = triples_of(rule.parse("the board that the boy in red shoes is standing on"))
+    assert {("boy", "wearing", "shoes"), ("boy", "standing on", "board")} <= got
+    assert ("boy", "in", "board") not in got
