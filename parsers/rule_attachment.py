@@ -374,8 +374,8 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     The first of :data:`NP_LINK_RULES` that applies links the entity; the first entity
     not after a sentence-initial relation is the root."""
     builder = a.builder
-    e = builder.add_entity(c.start, c.end, CANONICAL_HEADS.get(c.head.lower(), c.head),
-                           c.modifiers)
+    head, modifiers = _canonical_head(c.head, c.modifiers)
+    e = builder.add_entity(c.start, c.end, head, modifiers)
     if c.owner is not None:
         os_, oe, ohead, omods, at = c.owner
         owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
@@ -585,6 +585,20 @@ def subject_of_object_relative(a: Attacher, e: int, ci: int) -> bool:
         a.waiting = e
         return True
     return False
+
+
+def _canonical_head(head: str, modifiers: list[str]) -> tuple[str, list[str]]:
+    """The head FACTUAL names (:data:`~parsers.lexicon.CANONICAL_HEADS`) and the modifiers
+    left: a plural compound counts as well (``cell phones``: ``cellphones``, without the
+    modifier ``cell``)."""
+    low = head.lower()
+    if low in CANONICAL_HEADS:
+        return CANONICAL_HEADS[low], modifiers
+    if modifiers and low.endswith("s"):
+        pair = f"{modifiers[-1].lower()} {low[:-1]}"
+        if pair in CANONICAL_HEADS:
+            return CANONICAL_HEADS[pair] + "s", modifiers[:-1]
+    return head, modifiers
 
 
 def _haired(a: Attacher, c: Chunk, e: int) -> None:

@@ -270,6 +270,8 @@ def test_registry():
     ("someone in a wet suit holding a cell phone", ["person", "wetsuit", "cellphone"]),
     ("a ball next to her", ["ball", "woman"]),
     ("a plate on the counter top", ["plate", "countertop"]),
+    # plural compounds as well
+    ("two cell phones on surf boards", ["cellphones", "surfboards"]),
 ])
 def test_heads_named_as_factual_names_them(rule, text, heads):
     g = rule.parse(text)
