@@ -809,9 +809,12 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     """``the man next to the car wearing a hat``: a verb after the object of a preposition
     describes the subject of that preposition; an ``-ing`` participle after the object of
     a verb describes the verb's subject (``a man sitting in the audience wearing a hat``:
-    the man wears the hat)."""
+    the man wears the hat), unless that object is a person (``a girl talking to a man
+    holding a cup``: the man holds it)."""
     r = _object_relation(a)
     if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
+        if r.verb and is_person(a.builder.entities[r.object].head):
+            return None  # "listening to a man holding a cup": the man holds it
         if _describes_whole_after_of(a, r, c):
             return r.object
         return _top_of_prepositions(a, r.subject)

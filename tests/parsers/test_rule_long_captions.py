@@ -315,3 +315,9 @@ def test_object_relative_with_a_preposition_before_its_verb(rule, triples_of):
     got = triples_of(rule.parse("the board that the boy in red shoes is standing on"))
     assert {("boy", "wearing", "shoes"), ("boy", "standing on", "board")} <= got
     assert ("boy", "in", "board") not in got
+
+
+def test_participle_after_a_person_object_describes_the_person(rule, triples_of):
+    got = triples_of(rule.parse("a girl talking to a man holding a cup"))
+    assert ("man", "holding", "cup") in got
+    assert ("girl", "holding", "cup") not in got
