@@ -102,7 +102,7 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "long_text", "reduced")
+                 "long_text", "reduced", "has_items")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -129,6 +129,7 @@ class Attacher:
         self.partners: dict[int, list[int]] = {}
         self.shared: set[int] = set()
         self.has_it = -1           # subject of "X has Y on it", which "it" stands for
+        self.has_items: list[int] = []  # the entities Y of "X has Y and Z on it" so far
         self.whole_of_it = (-1, -1)  # (end of "it", X) of the last "X with Y on it"
         self.worn = -1             # object of the last relation if it is worn clothing
         self.prev = -1             # kind of the previous chunk
@@ -233,11 +234,18 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
             or tokens[c.start].lower() not in ("has", "have", "had", "with") \
             or ci + 3 >= len(chunks):
         return False
-    y, rel, it = chunks[ci + 1], chunks[ci + 2], chunks[ci + 3]
+    # Y may be a list: "has a cup and a plate on it", "with cups , plates and bowls in it"
+    k = ci + 1
+    while k + 2 < len(chunks) and chunks[k].kind == NP and chunks[k + 1].kind in (CONJ, SOFT) \
+            and chunks[k + 2].kind == NP and k - ci < 8:
+        k += 2
+    if k + 2 >= len(chunks):
+        return False
+    y, rel, it = chunks[k], chunks[k + 1], chunks[k + 2]
     return (y.kind == NP and rel.kind == REL and it.kind == NP and it.end - it.start == 1
             and tokens[it.start].lower() in ("it", "them")
-            and (ci + 4 == len(chunks) or chunks[ci + 4].kind in (HARD, SOFT, CONJ, REL,
-                                                                   COP)))
+            and (k + 3 == len(chunks) or chunks[k + 3].kind in (HARD, SOFT, CONJ, REL,
+                                                                 COP)))
 
 
 # ------------------------------------------------------- noun phrase chunks
@@ -258,13 +266,28 @@ def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
 
 def it_of_has_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     """The ``it`` of ``X has Y on it`` (``the wall has a clock on it``) is X, no entity of
-    its own: the pending relation (``on``) relates Y to X."""
+    its own: the pending relation (``on``) relates Y to X, and every other item of a list Y
+    (``a plate with a fork and a knife on it``)."""
     p = a.pending
     if a.has_it >= 0 and p is not None and not p.copula and p.subject >= 0 \
             and c.end - c.start == 1 and a.word(c.start) in ("it", "them"):
+        builder = a.builder
+        for rel in builder.relations:
+            # the other items of a list before the relation ("a cup and a plate on it"):
+            # their "and" to the last item becomes the same relation to X
+            if rel.subject in a.has_items and rel.subject != p.subject \
+                    and rel.object in a.has_items and rel.text.lower() in ("and", ",", "&"):
+                rel.object = a.has_it
+                rel.text = " ".join(a.tokens[p.start:p.end])
+                rel.span = (p.start, p.end)
+        for other in a.partners.get(p.subject, ()):
+            if not builder.connected(other, a.has_it):
+                a.relate(other, a.has_it, p.start, p.end)
+                a.shared.add(other)
         a.relate(p.subject, a.has_it, p.start, p.end)
         a.last_rel = _Relation(p.subject, a.has_it, p.start, p.end, p.verb)
         a.whole_of_it = (c.end, a.has_it)
+        a.has_items = []
         a.pending = None
         a.has_it = -1
         return True
@@ -381,6 +404,8 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
         builder.add_relation(owner, e, at, at, text=HAS)
     _haired(a, c, e)
+    if a.has_it >= 0:
+        a.has_items.append(e)
     _relative_without_pronoun(a, e, ci)
     for rule in NP_LINK_RULES:
         if rule(a, e, ci):
@@ -757,6 +782,7 @@ def has_y_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     if subj < 0:
         return False
     a.has_it = subj
+    a.has_items = []
     a.pending = None
     a.ctx_subj = -1
     return True

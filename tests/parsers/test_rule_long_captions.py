@@ -321,3 +321,14 @@ def test_participle_after_a_person_object_describes_the_person(rule, triples_of)
     got = triples_of(rule.parse("a girl talking to a man holding a cup"))
     assert ("man", "holding", "cup") in got
     assert ("girl", "holding", "cup") not in got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # every item of a list before "on it" is on X
+    ("a plate with a fork , a knife and a spoon on it",
+     {("fork", "on", "plate"), ("knife", "on", "plate"), ("spoon", "on", "plate")}),
+    ("the old tray on the desk has a mug and a notebook on it",
+     {("tray", "on", "desk"), ("mug", "on", "tray"), ("notebook", "on", "tray")}),
+])
+def test_a_list_on_it(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
