@@ -234,10 +234,10 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
             or tokens[c.start].lower() not in ("has", "have", "had", "with") \
             or ci + 3 >= len(chunks):
         return False
-    # Y may be a list: "has a cup and a plate on it", "with cups , plates and bowls in it"
+    # after "with" Y may be a list: "with cups , plates and bowls in it"
     k = ci + 1
-    while k + 2 < len(chunks) and chunks[k].kind == NP and chunks[k + 1].kind in (CONJ, SOFT) \
-            and chunks[k + 2].kind == NP and k - ci < 8:
+    while tokens[c.start].lower() == "with" and k + 2 < len(chunks) and chunks[k].kind == NP \
+            and chunks[k + 1].kind in (CONJ, SOFT) and chunks[k + 2].kind == NP and k - ci < 8:
         k += 2
     if k + 2 >= len(chunks):
         return False
@@ -776,8 +776,8 @@ def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
 def has_y_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     """``the rock has moss on it``, ``a wall with a clock on it``: no ``has`` relation; the
     relation before ``it`` relates Y to X (:func:`it_of_has_on_it`)."""
-    if not _has_on_it(a.chunks, ci, a.tokens):
-        return False
+    if c.neg_start != c.start or not _has_on_it(a.chunks, ci, a.tokens):
+        return False  # "doesn't have a sink in it" keeps its negated "have"
     subj = a.relation_subject(c, ci)
     if subj < 0:
         return False

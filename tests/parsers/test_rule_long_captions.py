@@ -327,8 +327,14 @@ def test_participle_after_a_person_object_describes_the_person(rule, triples_of)
     # every item of a list before "on it" is on X
     ("a plate with a fork , a knife and a spoon on it",
      {("fork", "on", "plate"), ("knife", "on", "plate"), ("spoon", "on", "plate")}),
-    ("the old tray on the desk has a mug and a notebook on it",
+    ("an old tray with a mug and a notebook on it on the desk",
      {("tray", "on", "desk"), ("mug", "on", "tray"), ("notebook", "on", "tray")}),
 ])
 def test_a_list_on_it(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_a_negated_have_keeps_its_objects(rule, triples_of):
+    # "doesn't have Y in it": the negated relation stays
+    got = triples_of(rule.parse("the box doesn't have a key in it"))
+    assert ("box", "doesn't have", "key") in got
