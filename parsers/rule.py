@@ -103,6 +103,17 @@ core.  Two passes over the tokens:
      of its own, and a verb is expected after it (``They smile at a dog``).  Without an
      agreeing entity (``A man sits. It is sunny.``) it stays an entity.
 
+Long, multi-clause captions follow the annotation habits of FACTUAL's scene graphs
+(``docs/parsers.md``, "Long captions"): a possessed part belongs to its owner (``with her
+leg up``: the woman has the leg); subjects coordinated before a copula share its clause;
+an object relative clause may lack ``that`` (``the hat the man is wearing``); a place of the
+whole scene after another relation's object describes that relation's subject (``flying a
+kite on the beach``); a place opening a caption before ``of`` leaves the head to the whole
+(``the back of a man wearing a cap``); ``X haired`` gives X a hair; a label noun keeps the
+head before its name (``the number 3``); entity heads are named as FACTUAL names them
+(``guy``: ``person``, ``cell phone``: ``cellphone``); and in captions of nine words or more
+``with`` before a person's part is ``has``, ``in`` before a coat or a dress ``wearing``.
+
 Otherwise the first noun phrase is the referent and the root.
 
 The result is always a valid tree.  What the parser could not account for is
