@@ -14,11 +14,10 @@ such data maps the phrase the same way:
 * **clothing** – ``a man in a red shirt`` and ``a woman dressed in black`` are
   annotated ``wear``; ``with`` marks clothing of
   :data:`~parsers.lexicon.WORN_WITH_NOUNS` as worn (``a boy with glasses``);
-* **parts in long captions** – in a caption of :data:`LONG_CAPTION_WORDS` words or more,
-  ``with`` before a part of a person or an animal is ``has`` (``a brown dog with a black
-  nose and a pink tongue``: the dog has a nose), and ``in`` before a coat, a jacket or a
-  dress is ``wearing``; short captions keep ``with`` (``a man with dark hair``) and ``in``
-  (``a woman in a red dress``), as their annotators mostly do;
+* **parts and outer garments** – ``with`` before a part of a person or an animal is
+  ``has`` (``a brown dog with a black nose``: the dog has a nose), and ``in`` before a
+  coat, a jacket or a dress is ``wearing`` (:data:`OUTER_GARMENTS`), in captions of any
+  length;
 * **passive voice** – ``a cart pulled by a horse`` is annotated ``horse pull
   cart``, and ``a street covered in snow`` ``snow cover street`` for the verbs of
   :data:`~parsers.lexicon.INSTRUMENT_PASSIVE_VERBS`;
@@ -51,7 +50,7 @@ from parsers.lexicon import (
     lexicon_form,
 )
 
-__all__ = ["HAS", "LONG_CAPTION_WORDS", "WEAR", "relation_convention", "is_possessive", "possessor"]
+__all__ = ["HAS", "OUTER_GARMENTS", "WEAR", "relation_convention", "is_possessive", "possessor"]
 
 #: relation phrase of a part-whole or possession relation
 HAS = "has"
@@ -67,18 +66,10 @@ def _last(head: str) -> str:
     return words[-1] if words else ""
 
 
-#: captions of at least this many words are *long*: their annotators write a person's or
-#: an animal's part after ``with`` as ``have`` (in FACTUAL's training captions, ``have``
-#: 33 times and ``with`` 7 times in captions of 9 or more words; in those of 4 to 6 words
-#: ``have`` 38 times and ``with`` 95 times)
-LONG_CAPTION_WORDS = 9
-
-
-#: outer garments that ``in`` marks as worn in long captions only (``a man in a coat`` is
-#: annotated ``in`` in short captions: 57 times against 5 ``wear``; in captions of
-#: :data:`LONG_CAPTION_WORDS` words or more ``wear``: 19 times against 7 ``in``)
-_LONG_CAPTION_CLOTHING = frozenset({"coat", "jacket", "dress", "sweater", "cardigan", "blazer",
-                                    "parka", "raincoat", "overcoat", "windbreaker", "poncho"})
+#: outer garments that ``in`` marks as worn, as it does the clothing of
+#: :data:`~parsers.lexicon.CLOTHING_NOUNS` (``a man in a coat``: ``man wear coat``)
+OUTER_GARMENTS = frozenset({"coat", "jacket", "dress", "sweater", "cardigan", "blazer",
+                            "parka", "raincoat", "overcoat", "windbreaker", "poncho"})
 
 
 #: verbs of posture and holding whose ``down`` / ``up`` the annotators leave out (``lying
@@ -95,16 +86,13 @@ _PARTICLE_DROPPING_VERBS = frozenset(
 
 
 def relation_convention(words: Sequence[str], subject: str,
-                        obj: str, long_text: bool = False) -> tuple[str, bool] | None:
+                        obj: str) -> tuple[str, bool] | None:
     """The annotated form of the relation ``words`` between ``subject`` and ``obj``.
 
     Args:
         words: the relation phrase, lowercased tokens.
         subject: head noun of the subject entity.
         obj: head noun of the object entity.
-        long_text: the relation is in a caption of :data:`LONG_CAPTION_WORDS` words or
-            more (``with`` before a part of a person or an animal is then ``has``, ``in``
-            before a coat, a jacket or a dress ``wearing``).
 
     Returns:
         ``(phrase, swap)`` – the relation phrase to write and whether the object
@@ -124,14 +112,13 @@ def relation_convention(words: Sequence[str], subject: str,
             if lexicon_form(s, HOLDER_NOUNS):
                 return HAS, False
             return HAS, True
-        if first == "in" and (lexicon_form(o, CLOTHING_NOUNS)
-                              or (long_text and lexicon_form(o, _LONG_CAPTION_CLOTHING))) \
+        if first == "in" and (lexicon_form(o, CLOTHING_NOUNS) or lexicon_form(o, OUTER_GARMENTS)) \
                 and not lexicon_form(s, CLOTHING_NOUNS):
             return WEAR, False
         if first == "with" and lexicon_form(o, WORN_WITH_NOUNS) \
                 and not lexicon_form(s, CLOTHING_NOUNS):
             return WEAR, False
-        if first == "with" and long_text and lexicon_form(o, OWNED_PART_NOUNS) \
+        if first == "with" and lexicon_form(o, OWNED_PART_NOUNS) \
                 and (is_person(s) or is_animal(s)):
             return HAS, False
         return None

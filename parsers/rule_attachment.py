@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parsers.base import GraphBuilder
-from parsers.conventions import HAS, LONG_CAPTION_WORDS, WEAR, relation_convention
+from parsers.conventions import HAS, WEAR, relation_convention
 from parsers.coreference import (
     PERSONAL,
     POSSESSIVE_PRONOUNS,
@@ -102,7 +102,7 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "long_text", "reduced", "has_items")
+                 "reduced", "has_items")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -137,7 +137,6 @@ class Attacher:
         self.pred_subj = -1        # subject of the last verb, or of a relation after a
         #                            copula or a relative pronoun, in this sentence
         # a caption long enough for the conventions of long captions
-        self.long_text = sum(t[:1].isalnum() for t in tokens) >= LONG_CAPTION_WORDS
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
         self.reduced: tuple[int, int] | None = None
@@ -172,7 +171,7 @@ class Attacher:
         builder = self.builder
         words = [t.lower() for t in self.tokens[start:end]]
         conv = relation_convention(words, builder.entities[subj].head,
-                                   builder.entities[obj].head, self.long_text)
+                                   builder.entities[obj].head)
         self.worn = obj if (conv is not None and conv[0] == WEAR) or (
             words and words[0] in _WEAR_FORMS) else -1
         if conv is None:
