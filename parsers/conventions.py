@@ -77,7 +77,8 @@ OUTER_GARMENTS = frozenset({"coat", "jacket", "dress", "sweater", "cardigan", "b
 #: makes 86 triples right and 2 wrong); verbs of motion keep it (``walking down``), and
 #: ``hanging down`` without a preposition keeps it
 _PARTICLE_DROPPING_VERBS = frozenset(
-    f"{stem}{end}" for stem, ends in (("lie", ("", "s")), ("ly", ("ing",)), ("lay", ("", "s", "ing")),
+    f"{stem}{end}" for stem, ends in (("lie", ("", "s")), ("ly", ("ing",)),
+                                      ("lay", ("", "s", "ing")),
                                       ("sit", ("", "s", "ting")), ("sat", ("",)),
                                       ("look", ("", "s", "ing", "ed")),
                                       ("hang", ("", "s", "ing")), ("hung", ("",)),

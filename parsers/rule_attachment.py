@@ -39,10 +39,10 @@ from parsers.lexicon import (
     CONTAINER_NOUNS,
     COPULAS,
     HOLDER_NOUNS,
-    REGION_NOUNS,
-    SURFACE_NOUNS,
     OWNED_PART_NOUNS,
     POSITION_NOUNS,
+    REGION_NOUNS,
+    SURFACE_NOUNS,
     WEARER_NOUNS,
     lexicon_form,
 )

@@ -298,7 +298,8 @@ def test_particles_of_posture(rule, triples_of, text, triple):
 
 @pytest.mark.parametrize("text, wanted, unwanted", [
     # "with Y on" at the end of a clause: Y is worn
-    ("a skier with a red helmet on", {("skier", "wearing", "helmet")}, {("skier", "with", "helmet")}),
+    ("a skier with a red helmet on", {("skier", "wearing", "helmet")},
+     {("skier", "with", "helmet")}),
     # by the clause's subject when "with" followed a thing
     ("a boy standing in the rain with a yellow coat on .", {("boy", "wearing", "coat")},
      {("rain", "with", "coat")}),
