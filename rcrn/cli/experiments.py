@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output folder (default runs/lengthgen, runs/lengthgen-quick with "
                         "--quick)")
     p.add_argument("--quick", action="store_true",
-                   help="run the config's reduced 'quick' grid (the packaged one: about 20 "
+                   help="run the config's reduced 'quick' grid (the packaged one: under 15 "
                         "minutes on a 2-core CPU)")
     p.add_argument("--models", nargs="+", metavar="NAME", help="only these model entries")
     p.add_argument("--subsets", nargs="+", metavar="NAME", help="only these subsets")
