@@ -400,7 +400,7 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     e = builder.add_entity(c.start, c.end, head, modifiers)
     if c.owner is not None:
         os_, oe, ohead, omods, at = c.owner
-        owner = builder.add_entity(os_, oe, CANONICAL_HEADS.get(ohead.lower(), ohead), omods)
+        owner = builder.add_entity(os_, oe, *_canonical_head(ohead, omods))
         builder.add_relation(owner, e, at, at, text=HAS)
     _haired(a, c, e)
     if a.has_it >= 0:
