@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
+from parsers.noun_classes import is_abstract
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -153,11 +154,12 @@ def _pronoun_target(scene: _Scene, e: Entity, first: bool, mapped: dict[int, int
         if same:
             return same[0]
     subject = scene.subject
-    if first and 0 <= subject < here and agrees(word, scene.entities[subject].head):
+    if first and 0 <= subject < here and agrees(word, scene.entities[subject].head) \
+            and not is_abstract(scene.entities[subject].head):
         return subject
     for k in scene.recent(lambda k: k < here and k not in exclude):
         head = scene.entities[k].head
-        if head.lower() not in PRONOUNS and agrees(word, head):
+        if head.lower() not in PRONOUNS and agrees(word, head) and not is_abstract(head):
             return k
     return -1
 
@@ -194,7 +196,9 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
     agreeing entity; a definite noun phrase (``the dog``) for the latest entity of the
     same head and number; any other mention (``a dog``, ``another dog``, ``two dogs``) is a
     new entity.  Relations of every sentence join the merged entities; the empty relations
-    a tree parse adds to connect what nothing links are left out.
+    a tree parse adds to connect what nothing links are left out.  Entities whose head
+    names no visible thing (:func:`parsers.noun_classes.is_abstract`: ``the image``, ``a
+    sense of calm``) are left out with their relations, and no pronoun stands for them.
     """
     scene = _Scene()
     for g in graphs:
@@ -213,5 +217,18 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
             mapped[i] = scene.add_mention(target, e, offset)
         for r in g.relations:
             scene.add_relation(mapped[r.subject], r, mapped[r.object], offset)
-        scene.subject = mapped.get(g.root, -1)
-    return SceneGraph(text, scene.tokens, scene.entities, scene.relations)
+        root = mapped.get(g.root, -1)
+        if root < 0 or not is_abstract(scene.entities[root].head):
+            scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
+    return _depicted(SceneGraph(text, scene.tokens, scene.entities, scene.relations))
+
+
+def _depicted(graph: SceneGraph) -> SceneGraph:
+    """``graph`` without the entities whose head is abstract and their relations."""
+    keep = [i for i, e in enumerate(graph.entities) if not is_abstract(e.head)]
+    if len(keep) == len(graph.entities):
+        return graph
+    index = {i: k for k, i in enumerate(keep)}
+    relations = [SceneRelation(index[r.subject], r.text, index[r.object], r.span)
+                 for r in graph.relations if r.subject in index and r.object in index]
+    return SceneGraph(graph.text, graph.tokens, [graph.entities[i] for i in keep], relations)

@@ -1,0 +1,169 @@
+"""Nouns that name no visible thing: what a scene graph of a described picture leaves out.
+
+A paragraph describing a picture names the things in it (``a dog``, ``the bench``) and
+much that is not a thing in it: qualities (``beauty``, ``depth``), feelings and ideas
+(``tranquility``, ``a sense of calm``), events and times (``a moment``, ``the day``) and
+the picture itself (``the image captures ...``, ``the viewer``).  Scene mode
+(:func:`parsers.base.BaseParser.analyse_scene`) drops the entities whose head is such a
+noun, with their relations and attributes, and no pronoun stands for them.
+
+:func:`is_abstract` reads the table :mod:`parsers.noun_class_table`, made from WordNet
+3.0 by :func:`build_table` (Debian's ``wordnet-base`` installs the database at
+``/usr/share/wordnet``)::
+
+    python -m parsers.noun_classes /usr/share/wordnet > parsers/noun_class_table.py
+
+A noun lemma is abstract when the sense-tagged counts of WordNet (SemCor,
+``cntlist.rev``) of its senses filed under abstract supersenses (``noun.act``,
+``noun.attribute``, ``noun.cognition``, ``noun.communication``, ``noun.event``,
+``noun.feeling``, ``noun.motive``, ``noun.possession``, ``noun.process``,
+``noun.quantity``, ``noun.relation``, ``noun.state``, ``noun.time``) are at least those of
+its senses filed under concrete ones (artifacts, animals, people, plants, bodies, food,
+objects, substances, places, groups, shapes, phenomena); the top-level senses
+(``noun.Tops``: ``person``, ``object``) count for neither.  Two closed lists correct the
+counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer, are abstract
+(``image`` is mostly a mental image in WordNet, ``photo`` an artifact); :data:`VISIBLE_NOUNS`,
+writing and marks one can see, the planes of a picture and visible effects of light and
+water, are not (``sign`` and ``shadow`` are mostly a communication and a state there).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["DEPICTION_NOUNS", "VISIBLE_NOUNS", "is_abstract", "noun_base", "build_table"]
+
+#: the picture itself and whoever looks at it: never an entity of the scene
+DEPICTION_NOUNS: frozenset[str] = frozenset({
+    "image", "photo", "photograph", "snapshot", "shot", "scene", "viewer", "onlooker",
+    "composition", "frame",
+})
+
+#: things one sees although WordNet files their commonest senses as abstract
+VISIBLE_NOUNS: frozenset[str] = frozenset({
+    # writing and marks
+    "sign", "text", "word", "letter", "number", "logo", "label", "name", "writing",
+    "marking", "pattern", "design", "stripe", "symbol", "message", "tag",
+    # planes of a picture
+    "background", "foreground",
+    # visible effects of light and water, outlines
+    "shadow", "reflection", "silhouette", "wave", "ripple", "figure", "smile",
+})
+
+#: WordNet's lexicographer files (``cntlist.rev`` sense keys ``lemma%1:NN:...``) of
+#: abstract nouns, and the top-level one that counts for neither side
+ABSTRACT_FILES: frozenset[int] = frozenset({4, 7, 9, 10, 11, 12, 16, 21, 22, 23, 24, 26, 28})
+TOPS_FILE = 3
+
+_table: frozenset[str] | None = None
+_known: frozenset[str] = frozenset()
+
+
+def _load() -> frozenset[str]:
+    global _table, _known
+    if _table is None:
+        from parsers.noun_class_table import ABSTRACT_NOUNS
+
+        _table = frozenset(ABSTRACT_NOUNS.split())
+        _known = _table | DEPICTION_NOUNS | VISIBLE_NOUNS
+    return _table
+
+
+def noun_base(word: str, known: frozenset[str] | set[str]) -> str:
+    """The singular of a lowercase ``word`` among ``known`` by the regular plural endings
+    (``ideas`` -> ``idea``, ``beauties`` -> ``beauty``), else ``word``."""
+    if word.endswith("s") and not word.endswith("ss"):
+        for cut, add in (("ies", "y"), ("es", ""), ("s", "")):
+            if word.endswith(cut) and word[:-len(cut)] + add in known:
+                return word[:-len(cut)] + add
+    return word
+
+
+def is_abstract(word: str) -> bool:
+    """Whether the head noun ``word`` names no visible thing of a picture (see the module
+    docstring); an unknown word is a thing."""
+    w = word.lower().rsplit(None, 1)[-1] if word.strip() else ""
+    if not w:
+        return False
+    table = _load()
+    base = noun_base(w, _known)
+    if base in VISIBLE_NOUNS:
+        return False
+    return base in DEPICTION_NOUNS or base in table
+
+
+# ------------------------------------------------------------------ table builder
+def build_table(wordnet_dir: str | Path) -> str:
+    """The source of :mod:`parsers.noun_class_table` from a WordNet 3.0 database folder."""
+    path = Path(wordnet_dir) / "cntlist.rev"
+    if not path.exists():
+        raise SystemExit(f"noun_classes: {path} does not exist (a WordNet 3.0 database "
+                         "folder has it)")
+    abstract: dict[str, int] = {}
+    concrete: dict[str, int] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) != 3 or "%" not in fields[0]:
+            continue
+        lemma, _, rest = fields[0].partition("%")
+        kind, lexfile = rest.split(":")[:2]
+        if kind != "1" or not lemma.isalpha() or not lemma.islower():
+            continue
+        count, lex = int(fields[2]), int(lexfile)
+        if lex in ABSTRACT_FILES:
+            abstract[lemma] = abstract.get(lemma, 0) + count
+        elif lex != TOPS_FILE:
+            concrete[lemma] = concrete.get(lemma, 0) + count
+    lemmas = set(abstract) | set(concrete)
+    # a plural listed as a lemma of its own (``hands``: workers) gives way to its singular
+    words = sorted(w for w, n in abstract.items() if n > 0 and n >= concrete.get(w, 0)
+                   and noun_base(w, lemmas - {w}) == w)
+    lines, line = [], ""
+    for w in words:
+        if len(line) + len(w) + 1 > 88:
+            lines.append(line)
+            line = ""
+        line = f"{line} {w}" if line else w
+    if line:
+        lines.append(line)
+    body = "\n".join(lines)
+    return f'''"""Abstract nouns from WordNet 3.0 for :mod:`parsers.noun_classes` (generated by
+``python -m parsers.noun_classes WORDNET_DIR``; do not edit by hand).
+
+``ABSTRACT_NOUNS``: the noun lemmas whose sense-tagged counts under abstract supersenses
+are at least those under concrete ones, separated by white space.
+
+{_NOTICE}"""
+
+ABSTRACT_NOUNS = """
+{body}
+"""
+'''
+
+
+def _notice() -> str:
+    from parsers import word_class_table
+
+    doc = word_class_table.__doc__ or ""
+    start = doc.find("WordNet 3.0 Copyright")
+    return doc[start:].strip() + "\n" if start >= 0 else ""
+
+
+_NOTICE = ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _NOTICE
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m parsers.noun_classes WORDNET_DIR > parsers/noun_class_table.py",
+              file=sys.stderr)
+        return 2
+    _NOTICE = _notice()
+    sys.stdout.write(build_table(args[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
