@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
 from parsers.noun_classes import is_abstract
+from parsers.paragraph import paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -215,12 +216,72 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
             else:
                 target = _definite_target(scene, e, exclude)
             mapped[i] = scene.add_mention(target, e, offset)
+        added = len(scene.relations)
         for r in g.relations:
-            scene.add_relation(mapped[r.subject], r, mapped[r.object], offset)
+            _add_paragraph_relation(scene, g, r, mapped, offset)
+        _possessions(scene, g, mapped, offset, added)
         root = mapped.get(g.root, -1)
         if root < 0 or not is_abstract(scene.entities[root].head):
             scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
     return _depicted(SceneGraph(text, scene.tokens, scene.entities, scene.relations))
+
+
+def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,
+                            mapped: dict[int, int], offset: int) -> None:
+    """Add a relation of a sentence as a paragraph's scene graph writes it
+    (:func:`parsers.paragraph.paragraph_relation`)."""
+    subject, obj = mapped[r.subject], mapped[r.object]
+    changed = paragraph_relation(r.text.lower().split(), scene.entities[subject].head,
+                                 scene.entities[obj].head)
+    if changed is not None:
+        text, swap = changed
+        r = Relation(subject=r.subject, object=r.object, text=text, span=(r.span[0], r.span[0]))
+        if swap:
+            subject, obj = obj, subject
+    scene.add_relation(subject, r, obj, offset)
+
+
+def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset: int,
+                 added: int) -> None:
+    """Give each thing named after a possessive determiner (``its head``) to its owner
+    (:func:`parsers.paragraph.possessed_by`); ``added``: the first relation of the
+    sentence among the scene's."""
+    from parsers.conventions import HAS, WEAR
+    from parsers.lexicon import CLOTHING_NOUNS
+
+    starts: dict[int, int] = {}
+    for j, e in enumerate(g.entities):
+        k = mapped[j]
+        starts[k] = min(starts.get(k, e.span[0]), e.span[0])
+    for j, e in enumerate(g.entities):
+        words = e.text.lower().split()
+        if len(words) < 2 or words[0] not in POSSESSIVE_PRONOUNS or is_abstract(e.head):
+            continue
+        target = mapped[j]
+
+        def owner_agrees(pronoun: str, k: int, target: int = target) -> bool:
+            head = scene.entities[k].head
+            return (k != target and head.lower() not in PRONOUNS and not is_abstract(head)
+                    and agrees(pronoun, head))
+
+        owner = possessed_by(POSSESSIVE_PRONOUNS[words[0]], e.span[0],
+                             mapped.get(g.root, -1), starts, owner_agrees, scene.subject)
+        if owner < 0:
+            continue
+        owner_head = scene.entities[owner].head
+        text = WEAR if is_person(owner_head) and lexicon_form(
+            _last_word(scene.entities[target].head), CLOTHING_NOUNS) else HAS
+        between = [k for k in range(added, len(scene.relations))
+                   if {scene.relations[k].subject, scene.relations[k].object} == {owner, target}]
+        for k in between:
+            r = scene.relations[k]
+            gap = scene.tokens[r.span[1]:e.span[0] + offset]
+            if r.subject == owner and r.object == target and "," in gap:
+                scene.relations[k] = SceneRelation(owner, text, target, (r.span[0], r.span[0]))
+                scene.edges.add((owner, text, target))
+        if not any(scene.relations[k].text in (HAS, WEAR) for k in between):
+            scene.add_relation(owner, Relation(subject=0, object=0, text=text,
+                                               span=(e.span[0], e.span[0])), target, offset)
 
 
 def _depicted(graph: SceneGraph) -> SceneGraph:

@@ -63,3 +63,41 @@ def test_a_pronoun_does_not_stand_for_an_abstract_noun(rule):
 def test_referring_mode_keeps_every_noun(rule):
     g = rule.parse("a dog looking at the scene")
     assert "scene" in [e.head.lower() for e in g.entities]
+
+
+def _triples(g) -> set[tuple[str, str, str]]:
+    return {(g.entities[r.subject].head.lower(), r.text, g.entities[r.object].head.lower())
+            for r in g.relations}
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("The van features a white bumper.", ("van", "has", "bumper")),
+    ("A lighthouse with a red roof stands on a rock.", ("lighthouse", "has", "roof")),
+    ("The fence is adorned with small lights.", ("lights", "adorn", "fence")),
+    ("A cabin, decorated with wreaths, sits by a lake.", ("wreaths", "decorate", "cabin")),
+    ("A cottage framed by tall trees sits by a lake.", ("trees", "frame", "cottage")),
+])
+def test_paragraph_conventions_for_having_and_decorating(rule, text, triple):
+    assert triple in _triples(rule.parse(text, mode="scene"))
+
+
+def test_with_before_clothing_stays_worn(rule):
+    triples = _triples(rule.parse("A boy with a red cap waves.", mode="scene"))
+    assert not any(r == "has" for _, r, o in triples if o == "cap")
+
+
+def test_a_possessive_determiner_gives_the_thing_to_its_owner(rule):
+    g = rule.parse("A gray goat is lying down, its horns pointing at the sky.", mode="scene")
+    triples = _triples(g)
+    assert ("goat", "has", "horns") in triples
+    assert ("goat", "lying down", "horns") not in triples
+
+
+def test_a_possessive_in_a_later_sentence_finds_the_previous_subject(rule):
+    g = rule.parse("A sailboat drifts near the pier. Its white mast is tall.", mode="scene")
+    assert ("sailboat", "has", "mast") in _triples(g)
+
+
+def test_clothing_of_a_person_after_a_possessive_is_worn(rule):
+    g = rule.parse("A man stands by the barn. His straw hat is old.", mode="scene")
+    assert ("man", "wearing", "hat") in _triples(g)
