@@ -90,6 +90,8 @@ _LEXICON_WORDS = (ATTRIBUTE_WORDS | PARTICIPLE_NOUNS | CLOTHING_NOUNS | PART_NOU
                   | frozenset({"there", "here", "he", "she", "they", "we", "i", "who"}))
 #: determiners of one thing; a verb form in ``-s`` after a noun they open is the verb
 #: (``a sheep stands idly at``), not a plural head
+#: words after which a clause has ended (a verb right before one has no object)
+_CLAUSE_ENDS = frozenset({".", "!", "?", ",", ";", ":", "and", "while", "as"})
 _SINGULAR_DETERMINERS = frozenset({"a", "an", "one", "each", "every", "another"})
 #: plurals without ``-s``
 _IRREGULAR_PLURALS = frozenset({"people", "men", "women", "children", "feet", "teeth", "geese",
@@ -324,7 +326,10 @@ class Chunker:
 
     def verb_after_subject(self, i: int) -> bool:
         """Whether the verb form at ``i``, right after the noun of the open noun phrase and
-        before a preposition or a determiner (adverbs between allowed), is the verb of that
+        before a preposition, a determiner or the end of a clause (the text ends, or a
+        punctuation mark, ``and``, ``while`` or ``as`` follows; adverbs between allowed:
+        ``buildings rise .``, ``a dog sleeps peacefully ,``; not after coordinated phrases
+        there: ``a jacket and a face mask``), is the verb of that
         phrase: a past form (``three birds huddled together in``), a form in ``-s`` after a
         phrase opened by ``a`` / ``one`` (``a sheep stands idly at``), or a base form after
         a plural noun or after two coordinated phrases, the second of one noun (``four
@@ -338,7 +343,8 @@ class Chunker:
                 or prev in ADVERBS or self.compound_trie.longest(lw, i - 1) > i:
             return False
         k = self.adverbs_end(i + 1)
-        if k >= n or not (self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
+        clause_end = k >= n or lw[k] in _CLAUSE_ENDS
+        if not (clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
             return False
         w = lw[i]
         if w.endswith("ing"):
@@ -353,7 +359,7 @@ class Chunker:
         coordinated = (self.pk == CONJ and i - 1 == self.np_det_end and len(self.chunks) >= 2
                        and self.chunks[-2].kind == NP and self.lw[self.chunks[-1].start]
                        in ("and", "&"))
-        return plural or coordinated
+        return plural or (coordinated and not clause_end)
 
     def table_verb(self, i: int, vc: int, predicate: bool) -> bool:
         """Whether the word at ``i``, of verb class ``vc`` in :mod:`parsers.word_classes`, is a

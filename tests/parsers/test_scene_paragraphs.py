@@ -101,3 +101,18 @@ def test_a_possessive_in_a_later_sentence_finds_the_previous_subject(rule):
 def test_clothing_of_a_person_after_a_possessive_is_worn(rule):
     g = rule.parse("A man stands by the barn. His straw hat is old.", mode="scene")
     assert ("man", "wearing", "hat") in _triples(g)
+
+
+@pytest.mark.parametrize("text, head", [
+    ("Tall chimneys rise.", "chimneys"),
+    ("A kite drifts slowly, far above the dunes.", "kite"),
+    ("Two ferries wait and a tug idles.", "ferries"),
+])
+def test_a_verb_ending_its_clause_is_no_noun_of_the_subject(rule, text, head):
+    g = rule.parse(text)
+    assert g.entities[0].head.lower() == head
+
+
+def test_a_noun_after_coordinated_phrases_at_the_end_stays_a_noun(rule):
+    g = rule.parse("a woman holding a cup and a paper plate")
+    assert "plate" in [e.head.lower() for e in g.entities]
