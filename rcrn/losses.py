@@ -11,12 +11,14 @@ from rcrn.batching import GroundingBatch
 from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.output import ModelOutput
 
-__all__ = ["LossConfig", "TERMS", "loss_terms", "rcrn_loss", "loss_items"]
+__all__ = ["LossConfig", "TERMS", "loss_terms", "rcrn_loss", "loss_items", "pair_term",
+           "counterparts"]
 
 
 @dataclass
 class LossConfig:
-    """Weights of the loss ``L = L_grd + mu * L_match + omega * L_reg`` (Eq. 11).
+    """Weights of the loss ``L = L_grd + mu * L_match + omega * L_reg`` (Eq. 11), plus
+    ``pair * L_pair``, the toolkit's pair-ranking term (0: off, the paper's loss).
 
     ``reg`` chooses the regression term's rule:
     ``"release"`` (L1 on the offsets, on chosen proposals whose IoU with the referent,
@@ -28,6 +30,8 @@ class LossConfig:
     omega: float = 1.0
     iou_threshold: float = 0.5
     reg: str = "toolkit"
+    pair: float = 0.0
+    pair_margin: float = 1.0
 
     def __post_init__(self) -> None:
         if self.reg not in ("toolkit", "release"):
@@ -35,10 +39,26 @@ class LossConfig:
 
     def weights(self) -> dict[str, float]:
         """The weight of every term of :func:`rcrn_loss` by name."""
-        return {"grd": 1.0, "match": self.mu, "reg": self.omega}
+        return {"grd": 1.0, "match": self.mu, "reg": self.omega, "pair": self.pair}
 
 
-TERMS = ("grd", "match", "reg")
+TERMS = ("grd", "match", "reg", "pair")
+
+
+def counterparts(batch: GroundingBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mismatched items of ``batch`` whose matched counterpart (``meta["counter_id"]``,
+    the pair the benchmark built them from) is in the same batch with a target proposal:
+    ``(negatives, positives)``, two ``[P]`` index tensors into the batch's items."""
+    where = {item: g for g, item in enumerate(batch.ids)}
+    neg, pos = [], []
+    for g, meta in enumerate(batch.meta):
+        c = where.get(meta.get("counter_id")) if batch.match[g] == 0 else None
+        if c is not None and batch.match[c] == 1 and batch.target_index[c] >= 0:
+            neg.append(g)
+            pos.append(c)
+    device = batch.match.device
+    return (torch.tensor(neg, dtype=torch.long, device=device),
+            torch.tensor(pos, dtype=torch.long, device=device))
 
 
 def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
@@ -61,6 +81,31 @@ def loss_items(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig
         else:
             reg = positive & (paired_iou(chosen, batch.referent_box) >= cfg.iou_threshold)
     return {"grd": positive, "match": batch.match >= 0, "reg": reg}
+
+
+def pair_term(out: ModelOutput, batch: GroundingBatch, margin: float
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pair-ranking term as ``(sum, count)`` over the mismatched items whose matched
+    counterpart shares the batch: ``softplus(margin - (log b+[t] - log b-[t]))``, ``b+``
+    and ``b-`` the two expressions' root beliefs (``out.ground_belief``, floored at
+    1e-6) over the image's proposals and ``t`` the referent's proposal.
+
+    The two expressions differ in one relation phrase, so the difference of their log
+    beliefs at the referent is the difference of what that relation's messages send
+    there: the term trains Relation Sim on exactly the evidence the match head reads,
+    from the first step, where the match term alone waits until the beliefs already
+    separate matched from mismatched pairs (``docs/ablations.md``).
+    """
+    zero = batch.box_feats.new_zeros(())
+    if out.ground_belief is None:
+        return zero, zero
+    neg, pos = counterparts(batch)
+    if not len(neg):
+        return zero, zero
+    target = batch.target_index[pos]
+    log_b = out.ground_belief.clamp(min=1e-6).log()
+    gap = log_b[pos, target] - log_b[neg, target]
+    return F.softplus(margin - gap).sum(), zero.new_tensor(float(len(neg)))
 
 
 def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
@@ -111,6 +156,8 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
         else:
             reg = F.smooth_l1_loss(out.deltas[use], target, reduction="sum")
         terms["reg"] = (reg, use.sum())
+    if cfg.pair:
+        terms["pair"] = pair_term(out, batch, cfg.pair_margin)
     return terms
 
 

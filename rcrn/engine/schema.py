@@ -339,6 +339,9 @@ LOSS: dict[str, Setting] = {
     "iou_threshold": Float("IoU a chosen proposal needs for the regression term", lo=0,
                            hi=1, default=_LOSS["iou_threshold"]),
     "reg": Choice("the regression term's rule", ("toolkit", "release"), default=_LOSS["reg"]),
+    "pair": Float("weight of the pair-ranking term (0: off)", lo=0, default=_LOSS["pair"]),
+    "pair_margin": Float("margin of the pair-ranking term, in log belief", lo=0,
+                         default=_LOSS["pair_margin"]),
 }
 
 WORDS: dict[str, Setting] = {
