@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
 from parsers.noun_classes import is_abstract
-from parsers.paragraph import paragraph_relation, possessed_by
+from parsers.paragraph import fronted_place, paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -220,6 +220,7 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
         for r in g.relations:
             _add_paragraph_relation(scene, g, r, mapped, offset)
         _possessions(scene, g, mapped, offset, added)
+        _fronted_place(scene, g, mapped, offset, added)
         root = mapped.get(g.root, -1)
         if root < 0 or not is_abstract(scene.entities[root].head):
             scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
@@ -282,6 +283,31 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
         if not any(scene.relations[k].text in (HAS, WEAR) for k in between):
             scene.add_relation(owner, Relation(subject=0, object=0, text=text,
                                                span=(e.span[0], e.span[0])), target, offset)
+
+
+def _fronted_place(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset: int,
+                   added: int) -> None:
+    """Place the subjects of a sentence that opens with a place phrase
+    (:func:`parsers.paragraph.fronted_place`); ``added``: the first relation of the sentence
+    among the scene's.  The relations the sentence's parse made from the opening
+    preposition to the place are replaced."""
+    def thing(i: int) -> bool:
+        head = scene.entities[mapped[i]].head
+        return not is_abstract(head)
+
+    found = fronted_place(g.tokens, [e.span for e in g.entities], thing)
+    if found is None:
+        return
+    preposition, place, subjects = found
+    target = mapped[place]
+    opening = offset  # the opening preposition's token in the scene
+    replaced = [r for r in scene.relations[added:]
+                if r.object == target and r.span[0] == opening]
+    scene.relations[added:] = [r for r in scene.relations[added:] if r not in replaced]
+    scene.edges -= {(r.subject, r.text.lower(), r.object) for r in replaced}
+    for i in subjects:
+        scene.add_relation(mapped[i], Relation(subject=0, object=0, text=preposition,
+                                               span=(0, 0)), target, offset)
 
 
 def _depicted(graph: SceneGraph) -> SceneGraph:

@@ -20,8 +20,9 @@ A noun lemma is abstract when the sense-tagged counts of WordNet (SemCor,
 ``noun.quantity``, ``noun.relation``, ``noun.state``, ``noun.time``) are at least those of
 its senses filed under concrete ones (artifacts, animals, people, plants, bodies, food,
 objects, substances, places, groups, shapes, phenomena); the top-level senses
-(``noun.Tops``: ``person``, ``object``) count for neither.  Two closed lists correct the
-counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer, are abstract
+(``noun.Tops``: ``person``, ``object``) count for neither.  Three closed lists correct the
+counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer, and
+:data:`REGION_NOUNS`, regions of the picture (``the foreground``, ``the left``), are abstract
 (``image`` is mostly a mental image in WordNet, ``photo`` an artifact); :data:`VISIBLE_NOUNS`,
 writing and marks one can see, the planes of a picture and visible effects of light and
 water, are not (``sign`` and ``shadow`` are mostly a communication and a state there).
@@ -32,23 +33,36 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["DEPICTION_NOUNS", "VISIBLE_NOUNS", "is_abstract", "noun_base", "build_table"]
+from parsers.word_classes import VERB, verb_class
+
+__all__ = ["DEPICTION_NOUNS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract", "noun_base",
+           "build_table"]
 
 #: the picture itself and whoever looks at it: never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
     "image", "photo", "photograph", "snapshot", "shot", "scene", "viewer", "onlooker",
-    "composition", "frame",
+    "composition", "frame", "you", "we", "us",
+})
+
+#: regions of the picture (``in the foreground``, ``on the left``, ``in the distance``,
+#: ``against the backdrop``): where a thing is, not a thing.  ``background`` is not one of
+#: them: scene graphs of paragraphs place things in it (``( trees , in , background )``)
+REGION_NOUNS: frozenset[str] = frozenset({
+    "foreground", "forefront", "left", "right", "center", "centre", "middle", "distance",
+    "midst", "backdrop", "surroundings", "setting",
 })
 
 #: things one sees although WordNet files their commonest senses as abstract
 VISIBLE_NOUNS: frozenset[str] = frozenset({
-    # writing and marks
+    # writing, marks, pictures and printed things
     "sign", "text", "word", "letter", "number", "logo", "label", "name", "writing",
-    "marking", "pattern", "design", "stripe", "symbol", "message", "tag",
-    # planes of a picture
-    "background", "foreground",
+    "marking", "pattern", "design", "stripe", "symbol", "message", "tag", "poster",
+    "painting", "drawing", "print", "display", "menu", "note", "ticket", "book",
+    "newspaper", "magazine",
+    # the plane behind, where paragraph scene graphs place things
+    "background",
     # visible effects of light and water, outlines
-    "shadow", "reflection", "silhouette", "wave", "ripple", "figure", "smile",
+    "shadow", "reflection", "silhouette", "wave", "ripple", "figure", "smile", "fire",
 })
 
 #: WordNet's lexicographer files (``cntlist.rev`` sense keys ``lemma%1:NN:...``) of
@@ -66,7 +80,7 @@ def _load() -> frozenset[str]:
         from parsers.noun_class_table import ABSTRACT_NOUNS
 
         _table = frozenset(ABSTRACT_NOUNS.split())
-        _known = _table | DEPICTION_NOUNS | VISIBLE_NOUNS
+        _known = _table | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS
     return _table
 
 
@@ -82,7 +96,8 @@ def noun_base(word: str, known: frozenset[str] | set[str]) -> str:
 
 def is_abstract(word: str) -> bool:
     """Whether the head noun ``word`` names no visible thing of a picture (see the module
-    docstring); an unknown word is a thing."""
+    docstring), or is no noun but a form that is only a verb (``seen`` in ``a cat can be
+    seen``); an unknown word is a thing."""
     w = word.lower().rsplit(None, 1)[-1] if word.strip() else ""
     if not w:
         return False
@@ -90,7 +105,8 @@ def is_abstract(word: str) -> bool:
     base = noun_base(w, _known)
     if base in VISIBLE_NOUNS:
         return False
-    return base in DEPICTION_NOUNS or base in table
+    return base in DEPICTION_NOUNS or base in REGION_NOUNS or base in table \
+        or verb_class(w) == VERB
 
 
 # ------------------------------------------------------------------ table builder

@@ -13,6 +13,11 @@ graphs write these as follows:
 * the passive of a verb of decorating or covering turns around (:data:`DECORATING_VERBS`:
   ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
   ``by`` (``a house framed by trees``: ``( trees , frame , house )``);
+* a place phrase opening a sentence before a comma (``In the background, a poster and a
+  lamp hang on a wall``) places the sentence's subject, and the things coordinated with it
+  (``( poster , in , background )``, ``( lamp , in , background )``), the first thing
+  named after the comma; its relation is the opening preposition (``in``; ``in front
+  of`` where the words up to the place are a preposition of several words);
 * a possessive determiner before a thing (``its head``, ``their peaks``, ``his shirt``)
   gives the thing to its owner, ``has`` (``wearing`` for clothing of a person): the
   subject of the sentence when it agrees with the determiner (``A cat lies down, its head
@@ -27,7 +32,17 @@ from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 
-__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "paragraph_relation", "possessed_by"]
+__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "fronted_place",
+           "paragraph_relation", "possessed_by"]
+
+#: prepositions that open a sentence with the place of what it describes (``In the
+#: background, ...``)
+FRONTED_PREPOSITIONS = frozenset({
+    "in", "on", "at", "near", "behind", "beside", "beneath", "below", "under", "above",
+    "across", "along", "against", "among", "amidst", "amid", "beyond", "inside", "outside",
+    "atop", "by", "within", "around", "over",
+})
+_JOINERS = frozenset({"and", ",", "&"})
 
 #: relation words that say a thing has another
 HAVE_WORDS = frozenset({"with", "features", "featuring", "feature", "boasts", "boasting",
@@ -96,3 +111,50 @@ def possessed_by(determiner: str, at: int, root: int, starts: dict[int, int],
     if previous >= 0 and agrees(determiner, previous):
         return previous
     return -1
+
+
+def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
+                  thing: Callable[[int], bool]) -> tuple[str, int, list[int]] | None:
+    """The place phrase that opens a sentence (see the module docstring).
+
+    Args:
+        tokens: the sentence's tokens.
+        spans: token ranges of its mentions, by entity index.
+        thing: whether an entity names a visible thing.
+
+    Returns:
+        ``(preposition, place, subjects)``: the relation phrase, the place entity and the
+        entities it places; ``None`` where the sentence opens otherwise.
+    """
+    lw = [t.lower() for t in tokens]
+    if not lw or lw[0] not in FRONTED_PREPOSITIONS or "," not in lw[:12]:
+        return None
+    comma = lw.index(",")
+    before = [i for i, (a, b) in enumerate(spans) if b <= comma]
+    if not before:
+        return None
+    place = max(before, key=lambda i: spans[i][0])
+    if not thing(place):
+        return None
+    first = min(before, key=lambda i: spans[i][0])
+    words = [w for w in lw[:spans[first][0]] if w not in ("a", "an", "the")]
+    if any(not w.isalpha() for w in words) or len(words) > 3:
+        return None
+    preposition = " ".join(words) if spans[first][0] < comma else lw[0]
+    if first != place:
+        preposition = lw[0]
+    after = sorted((i for i, (a, b) in enumerate(spans) if a > comma), key=lambda i: spans[i])
+    subjects: list[int] = []
+    for i in after:
+        if not subjects:
+            if thing(i):
+                subjects.append(i)
+            continue
+        gap = lw[spans[subjects[-1]][1]:spans[i][0]]
+        if gap and all(w in _JOINERS for w in gap) and thing(i):
+            subjects.append(i)
+        else:
+            break
+    if not subjects:
+        return None
+    return preposition, place, subjects

@@ -116,3 +116,29 @@ def test_a_verb_ending_its_clause_is_no_noun_of_the_subject(rule, text, head):
 def test_a_noun_after_coordinated_phrases_at_the_end_stays_a_noun(rule):
     g = rule.parse("a woman holding a cup and a paper plate")
     assert "plate" in [e.head.lower() for e in g.entities]
+
+
+def test_an_opening_place_phrase_places_the_subjects_after_its_comma(rule):
+    g = rule.parse("In the background, a barn and a silo stand on a hill. In front of the "
+                   "barn, hens peck.", mode="scene")
+    triples = _triples(g)
+    assert ("barn", "in", "background") in triples
+    assert ("silo", "in", "background") in triples
+    assert ("hens", "in front of", "barn") in triples
+
+
+def test_an_opening_place_phrase_skips_the_viewer(rule):
+    g = rule.parse("In the background, you can see tall pines.", mode="scene")
+    assert ("pines", "in", "background") in _triples(g)
+    assert "you" not in _heads(g)
+
+
+@pytest.mark.parametrize("word", ["foreground", "left", "distance", "backdrop", "seen"])
+def test_regions_of_the_picture_and_bare_verb_forms_are_no_things(word):
+    assert is_abstract(word)
+
+
+def test_a_region_of_the_picture_is_no_entity_in_scene_mode(rule):
+    g = rule.parse("On the left, a tall pine stands near a fence.", mode="scene")
+    assert "left" not in _heads(g)
+    assert ("pine", "stands near", "fence") in _triples(g)
