@@ -93,7 +93,8 @@ class BaseParser(abc.ABC):
     def analyse_scene(self, text: str) -> ParseResult:
         """Parse a whole description into a :class:`~parsers.scene.SceneGraph` and warnings.
 
-        Each sentence is parsed on its own (``analyse``); their graphs are merged by
+        Each sentence is parsed on its own (``analyse``, with ``it's`` written ``it is``:
+        :func:`expand_contractions`); their graphs are merged by
         coreference (:func:`parsers.coreference.merge_sentences`).  The warnings are those
         of the sentences, prefixed with the sentence's number, less those about empty
         relations that only connect a tree.
@@ -109,7 +110,7 @@ class BaseParser(abc.ABC):
         graphs = []
         warnings: list[str] = []
         for k, sentence in enumerate(sentences):
-            result = self.analyse(sentence)
+            result = self.analyse(expand_contractions(sentence))
             graphs.append(result.graph)
             warnings.extend(f"sentence {k + 1}: {w}" for w in result.warnings
                             if not w.startswith(UNLINKED_WARNING))
@@ -178,6 +179,17 @@ def split_sentences(text: str) -> list[str]:
     if start is not None:
         out.append(text[start:])
     return [s for s in out if has_words(tokenize(s))]
+
+
+_CONTRACTION_RE = re.compile(r"\b(it|he|she|that|there|here|what|who)['’]s\b"
+                             r"|\b(they|we|you)['’]re\b", re.IGNORECASE)
+
+
+def expand_contractions(text: str) -> str:
+    """``text`` with a pronoun and its copula written out (``it's`` -> ``it is``, ``they're``
+    -> ``they are``), as scene mode parses each sentence of a paragraph."""
+    return _CONTRACTION_RE.sub(lambda m: f"{m.group(1)} is" if m.group(1)
+                               else f"{m.group(2)} are", text)
 
 
 def has_words(tokens: Iterable[str]) -> bool:

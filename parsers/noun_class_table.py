@@ -2,7 +2,8 @@
 ``python -m parsers.noun_classes WORDNET_DIR``; do not edit by hand).
 
 ``ABSTRACT_NOUNS``: the noun lemmas whose sense-tagged counts under abstract supersenses
-are at least those under concrete ones, separated by white space.
+are at least those under concrete ones; ``MODIFIER_WORDS``: the other words tagged more
+than twice as often as adjectives or adverbs as as nouns; both separated by white space.
 
 WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.
 
@@ -533,4 +534,247 @@ worst worth worthlessness wound wrangle wrath wreck wrestling wretchedness writ 
 wrong wrongdoing yard yardage yarder yardstick yawn yaws year yearning yell yelling
 yellow yelp yelping yen yes yesterday yesteryear yield yoga yokuts yr zeal zero zest
 zionism zloty zoning
+"""
+
+MODIFIER_WORDS = """
+abdominal abject able aboard about above abroad abrupt abruptly absent absently
+absentminded absentmindedly absolutely absorbed absurd academic academically accelerated
+accepted accordingly accurate accurately accustomed across activated active actively
+actual actually acute acutely added additional adequate adequately adjacent adjoining
+adjusted administrative admirable adopted adsorbed advanced adverse aerated aesthetic
+afar affected affixed afraid african after afterward afterwards again aged aggressive
+agitated ago agricultural ahead aimless airborne airy akin alert algebraically alien
+alike alive all alleged allocable allowable almost alone along aloud already also
+alternate alternately although altogether alveolar always amazed amazing ambiguous
+ambitious ambivalent american amorphous ample amusing analogous analytic ancestral
+ancient anew anglican angrily angry animallike annoyed annual annually anonymous another
+anterior anti anticipated antique antithyroid anxious anxiously any anyhow anymore
+anyway anywhere apart apologetically apostolic apparent apparently appealing applicable
+appointed appreciable appreciably appropriate approved approximate approximately apt
+aqueous arbitrarily arbitrary architectural armed around arterial arteriolar artificial
+artistic as ashamed aside asleep associated assured assuredly astonished astonishing
+athletic atomic atrophic attached attractive attributable authentic automatic
+automatically autonomic available awake aware away awed awestruck awful awfully awkward
+awkwardly back backward bacterial badly balanced bald bandaged barbaric bare barefoot
+barely based basic basically battered bearded beautiful beautifully before behind
+belligerent beloved below bended beneficial besides bewildered beyond biblical big
+bigger biggest biological biting bitter bitterly blatant blazing bleak bleakly blessed
+blind blindly blithe bloody blue blunt blurred bogus bold born both bound bounded bowed
+brackish brave breathless briefly bright brilliant brilliantly brindle brisk briskly
+british broad broken bronchial bronzed bruised built bulky bureaucratic buried busily
+busy called callous calmly capable capitalist carefree careful carefully careless casual
+causal cautiously celestial central centrally cerebral certain certainly certified
+challenging changed changing chaotic characteristically charged charitable charming
+cheap cheerful cheery chemical chief chiefly childish childlike chosen christian
+chromatographic chronic cinematic circular civic civil civilian civilized clad classic
+classical clear cleared clearly clerical clever clinched clinical closed closely closer
+clouded clumsy cluttered cocky coherent cohesive coldly collective colonial colored
+colorful colossal combined comfortable comfortably comic commanding commensurate
+commercially committed common commonly commonsense communal communicative compact
+comparable comparative comparatively compatible compelled competent competitive complete
+completed completely complicated composed comprehensive comprehensively concave
+concealed conceivable conceivably concentrated concerned conclusive conclusively
+concurrent condensed condescending confident confirmed confused congregational
+conjugated connected conscious consciously consecutive consequent consequently
+conservative considerable considerably consistent consistently consonantal conspicuously
+constantly constitutional constructive consumptive contemporary contented continental
+continual continually continued continuing continuous continuously contractual
+contributory controlled convenient conveniently conventional conversely convinced
+convincing convulsive cool coolly corporate correct correctly corresponding corrupt
+cortical cosmic costly countless covered crazy creative crisp crisscrossed critical
+crowded crucial crude cruel crushed crushing cuban cubist cultural culturally cumulative
+curious curiously currently cursing curved curving customary cylindrical daily damned
+damp dangerous darned dazed dead deadly deaf dear dearly deceased decent decidedly
+decisive declining dedicated deductible deep deeply defective defensive definite
+definitely delayed deliberate deliberately delicate delicious delighted delightful
+demanding democratic denominational dense dependable dependent depressing deserted
+desirable desired desolate despairing desperate desperately despondent destructive
+detached detailed detectable determined developed developing developmental devoted
+diagonal diagonalizable dietary different differentiable differentiated differently
+difficult dignified dim dimensional dimensioning diminished dimly dingy diplomatic
+direct directly dirty disabled disappointed disastrous discernible disciplined
+discouraged discovered discrete disordered dispersed dissolved distal distant distinct
+distinctive distinctly distinguishable distinguished distressing disturbed disturbing
+diverse diversified divine divisive docile doggedly domestic dominant done dotted
+doubtful doubtless downright downstairs downward drab dramatic dramatically draped
+drastically drawn dreadful dreary dressed dried dripping drugged drunk drunken drunkenly
+dry dual dubious dull dulled dully duly dumb dusty dutch dynamic each eager eagerly
+earlier earliest early earthy easily eastern easy ecclesiastical economic economical
+economically edged educated educational effective effectively efficient eight eighteen
+eighteenth eighth eighty either elaborate elastic elderly elected electoral electric
+electrical electronic elemental eleven eligible eloquent else elsewhere embarrassing
+emblematic emotional emotionally empirical empirically empty endless endlessly enduring
+energetic engaged engrossed enlarged enlightened enormous enormously enraged ensuing
+enterprising enthusiastic entire entirely entitled equal equally equitable erect erotic
+erudite especially essential essentially established estimated eternal ethical ethnic
+european even eventual eventually ever every everyday everywhere evident evidently ex
+exact exactly exalted excellent exceptional excessive excitatory excited excitedly
+exciting exclusive exclusively exhausted existing expanded expanding expectant
+expectantly expected expensive experienced experiential experimental experimentally
+explicit explosive exposed expressed expressive exquisite extended extensive extensively
+external extra extraordinary extravagant extremely exuberant exultant faded faint
+faintly fairly faithful fake false famed familiar famous fantastic far faraway farther
+fascinating fashionable faster fat fatal favorable favorably fearful fearfully feasible
+featured federal feeble feminine fervent feverish feverishly fewer fictional fierce
+fiercely fiery fifteenth figurative filled final finally financial financially finely
+finest finished finite firmly fiscal fitting fixed flaming flat flatly flexible flimsy
+floating flushed flying foamy focal folded following fond fondly foolish forbidden
+foregoing foreign foremost forever forgotten forlorn formal formally former formerly
+formidable forth fortunate fortunately forty forward foul fragile fragmentary frail
+frank frankly frantic frantically free freed freehand freely frequent frequently fresh
+friendly frightened frightening frightful frigid fringed frivolous frozen frustrated
+full fully functional fundamental fundamentally funny furious furiously further
+furthermore futile fuzzy gaping gaunt gay general generalized generally generous genial
+gentile gentle gently genuine geometric gifted gigantic girlish glad glaring gleeful
+glinting glittering gloomy glorious glottochronological glowing goddam goddamn goddamned
+golden gone governmental gracefully gradual gradually grammatic grammatical grand
+granted granular graphic grateful gravely greasy great greater greatest greatly grim
+grimly grimy gross grotesque guided guilty gymnastic habitually haggard haired halfway
+handsome handy happily happy hard hardly harsh harshly hastily hateful headed headlong
+healthy heartily heated heavily heavy hebephrenic heedless hegelian helpful helpfully
+helpless hence here hereafter hereby hereinafter heretofore heroic heterogeneous hidden
+hideous higher highest highly hilar historical historically hither hoarse homely
+homesick homogeneous homozygous honest honestly honored hopeful hopefully hopeless
+hopelessly horizontal horrible horribly hostile hot how however hued huge human humble
+humbly humorous hungry hurried hurrying husky hypothalamic hypothetical hysterical icy
+idealized ideally identical idiotic idle idly ignorant illegal illiterate illuminating
+imaginary imaginative imagined immature immediate immediately immense immensely immoral
+immortal impassioned impatient impatiently impending imperfect impersonal implicit
+important impotent impressive improved impudent inaccurate inactive inadequate incapable
+incidentally inclined incomplete inconsequential increased increasing increasingly
+incredible incredibly indecent indeed indefinite indefinitely independent independently
+indifferent indirect indirectly indispensable individually indolent industrial inert
+inescapable inevitably inexpensive inexperienced infectious inferior infernal infinite
+inflected informal ingenious inherent initially injured inner innocent inorganic insane
+inscribed inside insignificant insistent insofar insolent insolently insoluble instantly
+instead institutional insufficient intact intellectual intelligent intelligible intended
+intense intensely intently interdependent interested interesting interlobular
+interlocking intermediate interminable internal international interstellar intimate
+intolerable intra intricate intrinsically introductory invariably invariant inversely
+invisible involved inward iodinated iodinating ionic irish ironical irregular irrelevant
+irritably isolated isotonic isotropic jaded jagged jealous jerky jewish jointly joyous
+juicy just keen kinda kindly kinesthetic kinetic known lacking lacy laden languid lao
+large largely larger largest lasting late lately latent later latest latter lavender
+lazy leaden leading lean learned left legal legally legendary legislative legitimate
+lengthy lesser lest liable lifeless lifelike lighted lightly like likely likewise
+limited limiting limp linear linearly lined linguistic literal literally literary live
+lively livid loaded local located logical logically lonely longer loose loosely lost
+loud loudly lousy lovely loving low lower loyal lucid lucky luminous lunar lurid
+luxurious mad made madly magnetic magnificent magnified main mainly major mandatory
+manned many marginal marked marketable married marvelous masculine massive matching
+mathematical mathematically mature maybe meager meaningful meaningless meanwhile
+measurable measured mechanical medical medieval meek memorable mental mentally
+mercifully merciless mere merely merry metallic metaphysical meteoritic methodical
+methodically meticulously metropolitan microscopic microscopically mid midway midwestern
+mighty mild mildly military minded mindful minimal minor miscellaneous miserable
+misleading misplaced missing mistaken mixed moderate modern modest moist molecular
+molten momentarily momentary monastic monotonous monstrous monthly moreover moroccan
+morphophonemic mostly motionless motivated mountainous mounted muddy muffled multi
+multiple municipal muscular mute mutely mutual mysterious mythological naive naked named
+namely narrow narrowly national nationalistic nationally native natural naturally naval
+near nearby nearer nearly neat neatly necessarily necessary needed negligible
+neighboring neither neo neocortical nervous nervously neurotic neutral never
+nevertheless new newborn newly next nice nicely nilpotent nineteenth ninety noble noisy
+non nonetheless nonexistent nonmetallic nonspecific nonspecifically nonverbal normal
+normally northern northward not notable notably noted noteworthy noticeable notorious
+nowise nuclear numb numbing numerical numerous obedient obliged obscure observed
+obtainable obvious obviously occasional occasionally occluded occupational occupied odd
+off officially often oily old older oleophilic olympic ominous ominously on onboard once
+only onward opaque open opened openly operational opposed opposing optical optimal oral
+ordered orderly ordinarily ordinary organic organizational organized oriental oriented
+original originally ornery orthodox orthographic other otherwise out outdoor outer
+outright outside outstanding outward over overall overboard overnight overseas
+oversimplified overwhelming own paid painful painfully painted pale pallid paradoxically
+paramagnetic paramount parasympathetic parked parliamentary partial partially
+particularly particulate partly passionate passive pasted pathological patiently
+patriotic paved peaceful peaked peculiar peculiarly pending perceptual perfect perfectly
+perhaps perilous periodic periodically peripheral permanent permanently persistent
+personal personally pertinent philosophical phonemic phonologic phony photographic
+physical physically physiological pictorial picturesque piteous placid plain plainly
+planetary planned pleasant pleasantly pleased pleasing plentiful pleural poignant
+pointed poised polar polite politely political ponderous poor poorly popular populous
+porous portable portentous positive positively possibly posterior potent powdered
+powerful practicable practical practically pre precarious preceding precious precise
+precisely predictable preferably pregnant preliminary prepared prepositional prescribed
+presently presidential presumably pretty previous previously prewar priceless primarily
+primeval primitive printed prior private privately privileged pro probable probably
+procedural prodigious productive professional proficient profitable profitably profound
+profoundly progressive progressively projected prolonged prominent prominently promising
+promptly prone pronounced propagandistic proper properly prophetic proportional
+proportionate proportionately proposed prospective prosperous protective protogeometric
+proud proudly provincial provisional pseudo psychical psychically psychological
+pubescent publicly published pulmonary pure purely purified pursuant puzzled puzzling
+quaint qualified qualitative quantitative quantitatively quasi quavering queer quick
+quickly quietly quite quivering racial radically radioactive ragged raised random rapid
+rapidly rare rarely rather rational raucous raw readily real realistic realistically
+really rearward reasonable reasonably recent recently reciprocal recognizable recognized
+recommended reduced refined reflective refreshed regardless regimental regional regular
+regularly related relative relatively relentless relentlessly relevant reliable relieved
+religious religiously reluctant reluctantly remaining remarkable remarkably remote
+removed repeated repeatedly repetitious reportedly reproducible reputable required
+resentful residential resonant respectable respectful respective respectively
+respiratory responsible restless restrained restricted resultant resulting reticulate
+retinal retired retreating revised revolutionary rhythmic rich ridiculous rightly rigid
+rigidly riotous ripe rising rival rocky rolling romantic rosy rough roughly rounded
+royal rude rugged rural russian rusty sacred sad sadly safe safely salient same
+sarcastic satisfactorily satisfactory satisfied satisfying savage savagely scarcely
+scared scattered scenic scented schematic schizophrenic scholastic scientific
+scientifically seated secondary secondhand secretly secular secure see seeming seemingly
+seldom selective selfish semantic semi semiliterate sensational senseless sensible
+sensitive sensory separate separated separately septic serene serious seriously settled
+seventeen seventeenth seventh several severe severely sexual sexually shabby shaded
+shallow shaped shapeless sharp sharply sheer shifting short shortly shortsighted shrill
+shut shy sick signed significant significantly silent silently silly similar similarly
+simple simplified simply simulated simultaneous simultaneously sincere sincerely
+singular sinister sixteen sixth sixty skeletal skeptical skilled skillful skillfully
+slack slanting sleepy slender slightest slightly slim slippery sloping slovenly slow
+slowly small smaller smallest smart smooth smoothly smug snugly so soaked sober soberly
+social socialist socialistic socially soft softly soiled solar sole solely solemn
+solemnly solid solitary somatic somber some someday somehow sometime sometimes somewhat
+somewhere soon sophisticated sorry southern southward soviet spaced spare sparkling
+sparse spatial specialized specially specific specifically specified spectacular
+spectral speedy spellbound spherical spirited spiritually splendid spoken spontaneous
+sporadic sporting spotless squared squarely stable stained startled startling static
+statistical statutory steadily steady stealthily steep stereotyped stern sticky stiff
+stiffened stiffly still stolid stolidly stooped stormy stout stoutly straight
+straightforward strained strange strangely strategic streaming stretched strewn stricken
+strict strictly striking strikingly strong strongly structural structured struggling
+stubborn stubbornly stupid stupidly sturdy subdued subjective sublime submissive
+subsequent subsequently substantial substantially subtle suburban succeeding successful
+successfully successive such sudden suddenly sufficient sufficiently suggested suitable
+suited sullen sundry sunny super superb superficial superior supplementary supportive
+supposed supposedly supra supreme sure surely surprised surprisingly surrounded
+surrounding suspended suspicious sweaty swedish sweet swift swiftly swirling swollen
+symbolic symmetric sympathetic symphonic synthetic tactual tailored talented tall
+tangled tattered taut technical technological teen teenage temporal temporarily
+temporary tender tentative tentatively terminal terrible terribly terrific terrified
+terrifying tested theological theoretical theoretically therapeutic there thereafter
+thereby therefore therefrom therein thereof thereto thermal thick thin thither thorough
+thoroughly though thoughtful thoughtfully thoughtless through throughout thunderous thus
+tied tight tightly timely timid tiny tired titled together tolerable tolerant tonal too
+torn total totally tottering touching tough tousled toxic traditional tragic trained
+tranquil tranquilly transcendental transitional transparent transpiring transverse
+treated tremendous tremendously triumphant triumphantly trivial tropical troublesome
+true truly turned twice twisted twofold typical typically ugly ultimate ultimately
+ultrasonic unable unadjusted unaided unambiguous unanimous unanimously unavailable
+unavoidable unaware unbearable unbroken uncertain unchanged uncharged uncomfortable
+uncommon unconcerned unconsciously undaunted undepicted under underfoot underground
+underlying understandable underway undiminished undoubtedly undue uneasily uneasy
+unequivocally uneven unexpected unexpectedly unexplained unexplored unfair unfamiliar
+unfitting unforgettable unfortunate unfortunately ungainly unhappy unheeding unified
+uniformed uniformly unimpressed unique uniquely united universal universally unknown
+unlike unlikely unlimited unlined unmistakable unmolested unnatural unnecessary
+unofficial unorthodox unpaid unpaired unpleasant unpopular unprecedented unprepared
+unquestionably unreconstructed unreliable unsatisfactory unseen unsolved unspeakable
+unstable unstained unsteadily unstressed unstructured unsuccessful untouched unusual
+unusually unwanted up upper upright upstairs upstream upward upwards urban urgent usable
+used useful useless usual usually utopian utter utterly vacant vague vaguely vain
+valiant valid valuable valued varied various varying vascular vast vastly veiled velvety
+verbal vertical very vicious victorian vigorous vigorously vindictive violent violently
+virtually visible visibly visual visually vital vitally vivid vividly vocal vocational
+voluminous voluptuous vulnerable wakeful wandering warm watery waving wavy weak wealthy
+wearily weary wee weird well westward whining white wholly why wicked wide widely
+widespread wild wildly wiry within witty wonderful wonderfully wondrously wooden
+workable working worn worried worthwhile worthy wounded wrapped wreathed wretched
+wrinkled written yet yielding young younger youthful
 """

@@ -26,6 +26,10 @@ counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer, and
 (``image`` is mostly a mental image in WordNet, ``photo`` an artifact); :data:`VISIBLE_NOUNS`,
 writing and marks one can see, the planes of a picture and visible effects of light and
 water, are not (``sign`` and ``shadow`` are mostly a communication and a state there).
+The words a parse may wrongly take for a head are no things either: words WordNet tags
+more than twice as often as adjectives or adverbs as as nouns (``tall``, ``blue``; the
+table's ``MODIFIER_WORDS``, less the parts of the lexicon such as ``back``), forms that are
+only verbs (``seen``) and the closed class :data:`FUNCTION_WORDS` (``as``, ``itself``).
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from pathlib import Path
 
 from parsers.word_classes import VERB, verb_class
 
-__all__ = ["DEPICTION_NOUNS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract", "noun_base",
-           "build_table"]
+__all__ = ["DEPICTION_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract",
+           "noun_base", "build_table"]
 
 #: the picture itself and whoever looks at it: never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
@@ -58,7 +62,7 @@ VISIBLE_NOUNS: frozenset[str] = frozenset({
     "sign", "text", "word", "letter", "number", "logo", "label", "name", "writing",
     "marking", "pattern", "design", "stripe", "symbol", "message", "tag", "poster",
     "painting", "drawing", "print", "display", "menu", "note", "ticket", "book",
-    "newspaper", "magazine",
+    "newspaper", "magazine", "paper",
     # the plane behind, where paragraph scene graphs place things
     "background",
     # visible effects of light and water, outlines
@@ -70,17 +74,29 @@ VISIBLE_NOUNS: frozenset[str] = frozenset({
 ABSTRACT_FILES: frozenset[int] = frozenset({4, 7, 9, 10, 11, 12, 16, 21, 22, 23, 24, 26, 28})
 TOPS_FILE = 3
 
+#: words that are no noun (pronouns, quantifiers, prepositions) a parse may take for a head
+FUNCTION_WORDS: frozenset[str] = frozenset({
+    "a", "an", "the", "as", "all", "both", "each", "either", "neither", "some", "many",
+    "several", "few", "much", "more", "most", "other", "others", "another", "such", "this",
+    "that", "these", "those", "what", "which", "who", "whom", "whose", "itself", "himself",
+    "herself", "themselves", "there", "here", "despite", "while", "whilst", "overall", "be",
+    "it's", "there's", "he's", "she's", "that's", "they're", "we're", "you're",
+})
+
 _table: frozenset[str] | None = None
+_modifiers: frozenset[str] = frozenset()
 _known: frozenset[str] = frozenset()
 
 
 def _load() -> frozenset[str]:
-    global _table, _known
+    global _table, _modifiers, _known
     if _table is None:
-        from parsers.noun_class_table import ABSTRACT_NOUNS
+        from parsers.lexicon import OWNED_PART_NOUNS
+        from parsers.noun_class_table import ABSTRACT_NOUNS, MODIFIER_WORDS
 
         _table = frozenset(ABSTRACT_NOUNS.split())
-        _known = _table | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS
+        _modifiers = frozenset(MODIFIER_WORDS.split()) - OWNED_PART_NOUNS
+        _known = _table | _modifiers | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS
     return _table
 
 
@@ -95,18 +111,22 @@ def noun_base(word: str, known: frozenset[str] | set[str]) -> str:
 
 
 def is_abstract(word: str) -> bool:
-    """Whether the head noun ``word`` names no visible thing of a picture (see the module
-    docstring), or is no noun but a form that is only a verb (``seen`` in ``a cat can be
-    seen``); an unknown word is a thing."""
+    """Whether the head ``word`` names no visible thing of a picture (see the module
+    docstring), or is no noun: a form that is only a verb (``seen`` in ``a cat can be
+    seen``), a word used mostly as an adjective or an adverb (``tall`` in ``stands tall``,
+    ``blue``; not a part, ``back``) or a function word (``as``, ``itself``); an unknown
+    word is a thing."""
     w = word.lower().rsplit(None, 1)[-1] if word.strip() else ""
     if not w:
         return False
     table = _load()
+    if w in FUNCTION_WORDS:
+        return True
     base = noun_base(w, _known)
     if base in VISIBLE_NOUNS:
         return False
     return base in DEPICTION_NOUNS or base in REGION_NOUNS or base in table \
-        or verb_class(w) == VERB
+        or base in _modifiers or verb_class(w) == VERB
 
 
 # ------------------------------------------------------------------ table builder
@@ -118,23 +138,56 @@ def build_table(wordnet_dir: str | Path) -> str:
                          "folder has it)")
     abstract: dict[str, int] = {}
     concrete: dict[str, int] = {}
+    modifier: dict[str, int] = {}
+    tops: dict[str, int] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         fields = line.split()
         if len(fields) != 3 or "%" not in fields[0]:
             continue
         lemma, _, rest = fields[0].partition("%")
         kind, lexfile = rest.split(":")[:2]
-        if kind != "1" or not lemma.isalpha() or not lemma.islower():
+        if kind not in ("1", "3", "4", "5") or not lemma.isalpha() or not lemma.islower():
             continue
         count, lex = int(fields[2]), int(lexfile)
+        if kind != "1":
+            modifier[lemma] = modifier.get(lemma, 0) + count
+            continue
         if lex in ABSTRACT_FILES:
             abstract[lemma] = abstract.get(lemma, 0) + count
         elif lex != TOPS_FILE:
             concrete[lemma] = concrete.get(lemma, 0) + count
+        else:
+            tops[lemma] = tops.get(lemma, 0) + count
     lemmas = set(abstract) | set(concrete)
     # a plural listed as a lemma of its own (``hands``: workers) gives way to its singular
     words = sorted(w for w, n in abstract.items() if n > 0 and n >= concrete.get(w, 0)
                    and noun_base(w, lemmas - {w}) == w)
+    nouns = {w: abstract.get(w, 0) + concrete.get(w, 0) for w in lemmas}
+    nouns.update({w: nouns.get(w, 0) + n for w, n in tops.items()})
+    modifiers = sorted(w for w, n in modifier.items()
+                       if n >= 3 and n > 2 * nouns.get(w, 0) and w not in words)
+    body = _block(words)
+    adjectives = _block(modifiers)
+    return f'''"""Abstract nouns from WordNet 3.0 for :mod:`parsers.noun_classes` (generated by
+``python -m parsers.noun_classes WORDNET_DIR``; do not edit by hand).
+
+``ABSTRACT_NOUNS``: the noun lemmas whose sense-tagged counts under abstract supersenses
+are at least those under concrete ones; ``MODIFIER_WORDS``: the other words tagged more
+than twice as often as adjectives or adverbs as as nouns; both separated by white space.
+
+{_NOTICE}"""
+
+ABSTRACT_NOUNS = """
+{body}
+"""
+
+MODIFIER_WORDS = """
+{adjectives}
+"""
+'''
+
+
+def _block(words: list[str]) -> str:
     lines, line = [], ""
     for w in words:
         if len(line) + len(w) + 1 > 88:
@@ -143,19 +196,7 @@ def build_table(wordnet_dir: str | Path) -> str:
         line = f"{line} {w}" if line else w
     if line:
         lines.append(line)
-    body = "\n".join(lines)
-    return f'''"""Abstract nouns from WordNet 3.0 for :mod:`parsers.noun_classes` (generated by
-``python -m parsers.noun_classes WORDNET_DIR``; do not edit by hand).
-
-``ABSTRACT_NOUNS``: the noun lemmas whose sense-tagged counts under abstract supersenses
-are at least those under concrete ones, separated by white space.
-
-{_NOTICE}"""
-
-ABSTRACT_NOUNS = """
-{body}
-"""
-'''
+    return "\n".join(lines)
 
 
 def _notice() -> str:

@@ -142,3 +142,30 @@ def test_a_region_of_the_picture_is_no_entity_in_scene_mode(rule):
     g = rule.parse("On the left, a tall pine stands near a fence.", mode="scene")
     assert "left" not in _heads(g)
     assert ("pine", "stands near", "fence") in _triples(g)
+
+
+@pytest.mark.parametrize("word", ["tall", "blue", "large", "visible", "itself", "as", "other"])
+def test_adjectives_and_function_words_are_no_things(word):
+    assert is_abstract(word)
+
+
+@pytest.mark.parametrize("word", ["back", "glass", "stone", "paper", "metal"])
+def test_parts_and_materials_used_as_nouns_stay_things(word):
+    assert not is_abstract(word)
+
+
+def test_an_adjective_after_a_verb_is_no_entity_in_scene_mode(rule):
+    g = rule.parse("A lighthouse stands tall on the cliff.", mode="scene")
+    assert "tall" not in _heads(g)
+
+
+def test_contractions_of_a_pronoun_and_its_copula_are_written_out():
+    from parsers.base import expand_contractions
+
+    assert expand_contractions("It's red and they’re wet; the dog's bowl.") == \
+        "It is red and they are wet; the dog's bowl."
+
+
+def test_a_contracted_pronoun_subject_stands_for_its_antecedent(rule):
+    g = rule.parse("A woman walks a dog. She's holding a blue leash.", mode="scene")
+    assert ("woman", "holding", "leash") in _triples(g)
