@@ -199,7 +199,8 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
     new entity.  Relations of every sentence join the merged entities; the empty relations
     a tree parse adds to connect what nothing links are left out.  Entities whose head
     names no visible thing (:func:`parsers.noun_classes.is_abstract`: ``the image``, ``a
-    sense of calm``) are left out with their relations, and no pronoun stands for them.
+    sense of calm``) are left out with their relations, and no pronoun stands for them; so
+    are places and things named by a proper name (``a street in India``).
     """
     scene = _Scene()
     for g in graphs:
@@ -256,7 +257,8 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
         starts[k] = min(starts.get(k, e.span[0]), e.span[0])
     for j, e in enumerate(g.entities):
         words = e.text.lower().split()
-        if len(words) < 2 or words[0] not in POSSESSIVE_PRONOUNS or is_abstract(e.head):
+        if len(words) < 2 or words[0] not in POSSESSIVE_PRONOUNS or is_abstract(e.head) \
+                or is_person(e.head) or is_animal(e.head):
             continue
         target = mapped[j]
 
@@ -310,9 +312,21 @@ def _fronted_place(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offs
                                                span=(0, 0)), target, offset)
 
 
+def _proper_name(graph: SceneGraph, e: SceneEntity) -> bool:
+    """Whether an entity is named by a proper name (``India``, ``Main Street``): its head
+    capitalised, not an acronym (``TV``), and its first mention not opening a sentence."""
+    head = e.head.split()[-1] if e.head.split() else ""
+    if not head[:1].isupper() or head.isupper() or not e.mentions:
+        return False
+    start = e.mentions[0][0]
+    return start > 0 and graph.tokens[start - 1] not in (".", "!", "?")
+
+
 def _depicted(graph: SceneGraph) -> SceneGraph:
-    """``graph`` without the entities whose head is abstract and their relations."""
-    keep = [i for i, e in enumerate(graph.entities) if not is_abstract(e.head)]
+    """``graph`` without the entities whose head is abstract or a proper name, and their
+    relations."""
+    keep = [i for i, e in enumerate(graph.entities)
+            if not is_abstract(e.head) and not _proper_name(graph, e)]
     if len(keep) == len(graph.entities):
         return graph
     index = {i: k for k, i in enumerate(keep)}

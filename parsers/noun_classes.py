@@ -53,7 +53,7 @@ DEPICTION_NOUNS: frozenset[str] = frozenset({
 #: them: scene graphs of paragraphs place things in it (``( trees , in , background )``)
 REGION_NOUNS: frozenset[str] = frozenset({
     "foreground", "forefront", "left", "right", "center", "centre", "middle", "distance",
-    "midst", "backdrop", "surroundings", "setting",
+    "midst", "backdrop", "surroundings", "setting", "corner",
 })
 
 #: things one sees although WordNet files their commonest senses as abstract
@@ -62,7 +62,7 @@ VISIBLE_NOUNS: frozenset[str] = frozenset({
     "sign", "text", "word", "letter", "number", "logo", "label", "name", "writing",
     "marking", "pattern", "design", "stripe", "symbol", "message", "tag", "poster",
     "painting", "drawing", "print", "display", "menu", "note", "ticket", "book",
-    "newspaper", "magazine", "paper",
+    "newspaper", "magazine", "paper", "tv", "television",
     # the plane behind, where paragraph scene graphs place things
     "background",
     # visible effects of light and water, outlines

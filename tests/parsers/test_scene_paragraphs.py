@@ -169,3 +169,16 @@ def test_contractions_of_a_pronoun_and_its_copula_are_written_out():
 def test_a_contracted_pronoun_subject_stands_for_its_antecedent(rule):
     g = rule.parse("A woman walks a dog. She's holding a blue leash.", mode="scene")
     assert ("woman", "holding", "leash") in _triples(g)
+
+
+def test_a_person_or_an_animal_after_a_possessive_is_no_part_of_its_owner(rule):
+    g = rule.parse("Two horses trot on the sand, their riders upright.", mode="scene")
+    assert ("horses", "has", "riders") not in _triples(g)
+
+
+def test_proper_names_are_no_things_of_the_picture(rule):
+    g = rule.parse("A tram runs along a street in Lisbon. The TV on the wall is on.",
+                   mode="scene")
+    heads = _heads(g)
+    assert "lisbon" not in heads
+    assert "street" in heads and "tv" in heads
