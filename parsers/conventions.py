@@ -12,7 +12,8 @@ such data maps the phrase the same way:
   books``); a place on something is a part of it as well (``the side of the road``:
   ``road has side``, as FACTUAL's annotators write it);
 * **clothing** – ``a man in a red shirt`` and ``a woman dressed in black`` are
-  annotated ``wear``; ``with`` marks clothing of
+  annotated ``wear`` (also after ``clad in``, ``donned in``, ``cloaked in``); ``with``
+  marks clothing of
   :data:`~parsers.lexicon.WORN_WITH_NOUNS` as worn (``a boy with glasses``);
 * **parts and outer garments** – ``with`` before a part of a person or an animal is
   ``has`` (``a brown dog with a black nose``: the dog has a nose), and ``in`` before a
@@ -86,6 +87,10 @@ _PARTICLE_DROPPING_VERBS = frozenset(
     for end in ends)
 
 
+#: participles of dressing: ``a man dressed in black``, ``clad in a coat``: ``wearing``
+_DRESS_VERBS = frozenset({"dressed", "clad", "donned", "cloaked", "attired", "garbed"})
+
+
 def relation_convention(words: Sequence[str], subject: str,
                         obj: str) -> tuple[str, bool] | None:
     """The annotated form of the relation ``words`` between ``subject`` and ``obj``.
@@ -124,7 +129,7 @@ def relation_convention(words: Sequence[str], subject: str,
             return HAS, False
         return None
     last = words[-1]
-    if first == "dressed" and last in ("in", "as"):
+    if first in _DRESS_VERBS and last in ("in", "as"):
         return WEAR, False
     if words == ["full", "of"]:
         return HAS, False

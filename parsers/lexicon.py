@@ -260,6 +260,11 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "sew": ("sewn",),
     "print": ("printed",),
     "paint": ("painted",),
+    "clad": ("clad",),
+    "don": ("dons", "donning", "donned"),
+    "cloak": ("cloaked",),
+    "attire": ("attired",),
+    "garb": ("garbed",),
     "draw": ("drawn",),
     "write": ("written",),
 }

@@ -182,3 +182,12 @@ def test_proper_names_are_no_things_of_the_picture(rule):
     heads = _heads(g)
     assert "lisbon" not in heads
     assert "street" in heads and "tv" in heads
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("A diver, clad in a black wetsuit, sits on a rock.", ("diver", "wearing", "wetsuit")),
+    ("The boy, donned in a yellow raincoat, jumps.", ("boy", "wearing", "raincoat")),
+    ("a girl cloaked in a green cape", ("girl", "wearing", "cape")),
+])
+def test_clothing_after_a_verb_of_dressing_is_worn(rule, text, triple):
+    assert triple in _triples(rule.parse(text, mode="scene"))
