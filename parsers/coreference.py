@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
-from parsers.noun_classes import is_abstract
+from parsers.noun_classes import is_abstract, is_modifier
 from parsers.paragraph import fronted_place, paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
@@ -332,4 +332,20 @@ def _depicted(graph: SceneGraph) -> SceneGraph:
     index = {i: k for k, i in enumerate(keep)}
     relations = [SceneRelation(index[r.subject], r.text, index[r.object], r.span)
                  for r in graph.relations if r.subject in index and r.object in index]
+    seen = {(r.subject, r.text.lower(), r.object) for r in relations}
+    for d, e in enumerate(graph.entities):
+        # an adjective a parse took for the object of a verb bridges the verb to the
+        # preposition after it: `a sign standing tall on a pole` -> standing on
+        if d in index or not is_modifier(e.head):
+            continue
+        into = [r for r in graph.relations if r.object == d and r.subject in index]
+        out = [r for r in graph.relations if r.subject == d and r.object in index]
+        for r1 in into[:1]:
+            for r2 in out:
+                text = f"{r1.text} {r2.text}"
+                key = (index[r1.subject], text.lower(), index[r2.object])
+                if key not in seen and key[0] != key[2]:
+                    seen.add(key)
+                    relations.append(SceneRelation(key[0], text, key[2],
+                                                   (r1.span[0], r1.span[0])))
     return SceneGraph(graph.text, graph.tokens, [graph.entities[i] for i in keep], relations)

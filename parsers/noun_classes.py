@@ -40,7 +40,7 @@ from pathlib import Path
 from parsers.word_classes import VERB, verb_class
 
 __all__ = ["DEPICTION_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract",
-           "noun_base", "build_table"]
+           "is_modifier", "noun_base", "build_table"]
 
 #: the picture itself and whoever looks at it: never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
@@ -108,6 +108,14 @@ def noun_base(word: str, known: frozenset[str] | set[str]) -> str:
             if word.endswith(cut) and word[:-len(cut)] + add in known:
                 return word[:-len(cut)] + add
     return word
+
+
+def is_modifier(word: str) -> bool:
+    """Whether ``word`` is used mostly as an adjective or an adverb (``tall``, ``upright``),
+    not as a noun (the table's ``MODIFIER_WORDS``, less the parts of the lexicon)."""
+    _load()
+    w = word.lower().rsplit(None, 1)[-1] if word.strip() else ""
+    return w in _modifiers
 
 
 def is_abstract(word: str) -> bool:

@@ -50,6 +50,7 @@ from parsers.lexicon import (
     Trie,
     lexicon_form,
 )
+from parsers.noun_classes import is_modifier
 from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
 
 __all__ = ["CHUNK_RULES", "COP", "CONJ", "HARD", "NP", "PRON", "REL", "SOFT", "THERE",
@@ -329,7 +330,8 @@ class Chunker:
         before a preposition, a determiner or the end of a clause (the text ends, or a
         punctuation mark, ``and``, ``while`` or ``as`` follows; adverbs between allowed:
         ``buildings rise .``, ``a dog sleeps peacefully ,``; not after coordinated phrases
-        there: ``a jacket and a face mask``), is the verb of that
+        there: ``a jacket and a face mask``; an adjective may stand between: ``a tower stands
+        tall against``), is the verb of that
         phrase: a past form (``three birds huddled together in``), a form in ``-s`` after a
         phrase opened by ``a`` / ``one`` (``a sheep stands idly at``), or a base form after
         a plural noun or after two coordinated phrases, the second of one noun (``four
@@ -343,6 +345,10 @@ class Chunker:
                 or prev in ADVERBS or self.compound_trie.longest(lw, i - 1) > i:
             return False
         k = self.adverbs_end(i + 1)
+        if k < n and is_modifier(lw[k]) and lw[k] not in DETERMINERS and (
+                k + 1 >= n or lw[k + 1] in _CLAUSE_ENDS
+                or self.rel_trie.longest(lw, k + 1) > k + 1):
+            k += 1  # an adjective of the verb's subject: `a tower stands tall against`
         clause_end = k >= n or lw[k] in _CLAUSE_ENDS
         if not (clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
             return False

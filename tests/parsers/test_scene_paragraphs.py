@@ -191,3 +191,16 @@ def test_proper_names_are_no_things_of_the_picture(rule):
 ])
 def test_clothing_after_a_verb_of_dressing_is_worn(rule, text, triple):
     assert triple in _triples(rule.parse(text, mode="scene"))
+
+
+def test_an_adjective_between_a_verb_and_its_preposition_joins_them(rule):
+    g = rule.parse("A lighthouse stands tall against the sky. The flag, standing tall on a "
+                   "steel pole, waves.", mode="scene")
+    triples = _triples(g)
+    assert ("lighthouse", "stands against", "sky") in triples
+    assert "tall" not in _heads(g)
+
+
+def test_an_adjective_before_a_noun_after_a_verb_stays_its_modifier(rule):
+    g = rule.parse("A man holds red flowers.")
+    assert [e.head for e in g.entities] == ["man", "flowers"]
