@@ -3,7 +3,9 @@
 
 ``ABSTRACT_NOUNS``: the noun lemmas whose sense-tagged counts under abstract supersenses
 are at least those under concrete ones; ``MODIFIER_WORDS``: the other words tagged more
-than twice as often as adjectives or adverbs as as nouns; both separated by white space.
+than twice as often as adjectives or adverbs as as nouns; ``IRREGULAR_PLURALS``:
+``plural:singular`` from ``noun.exc`` where the regular stem would be taken for one of
+those (``leaves:leaf``); all separated by white space.
 
 WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.
 
@@ -777,4 +779,8 @@ wearily weary wee weird well westward whining white wholly why wicked wide widel
 widespread wild wildly wiry within witty wonderful wonderfully wondrously wooden
 workable working worn worried worthwhile worthy wounded wrapped wreathed wretched
 wrinkled written yet yielding young younger youthful
+"""
+
+IRREGULAR_PLURALS = """
+fortes:fortis his:his leaves:leaf lures:lur soles:sol uglies:ugli
 """

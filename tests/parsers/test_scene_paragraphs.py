@@ -204,3 +204,14 @@ def test_an_adjective_between_a_verb_and_its_preposition_joins_them(rule):
 def test_an_adjective_before_a_noun_after_a_verb_stays_its_modifier(rule):
     g = rule.parse("A man holds red flowers.")
     assert [e.head for e in g.entities] == ["man", "flowers"]
+
+
+@pytest.mark.parametrize("word", ["leaves", "shorts", "cones", "shelves", "boxes"])
+def test_plurals_are_read_by_english_rules_before_the_table(word):
+    assert not is_abstract(word)
+
+
+def test_regular_and_irregular_plural_stems():
+    assert noun_base("cones", {"con"}) == "cones"
+    assert noun_base("dishes", {"dish"}) == "dish"
+    assert noun_base("wolves", {"wolf"}) == "wolf"
