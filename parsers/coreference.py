@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import CANONICAL_HEADS, WEARER_NOUNS, lexicon_form
+from parsers.lexicon import CANONICAL_HEADS, PARTITIVE_NOUNS, WEARER_NOUNS, lexicon_form
 from parsers.noun_classes import is_abstract, is_modifier
 from parsers.paragraph import fronted_place, paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
@@ -225,7 +225,8 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
         root = mapped.get(g.root, -1)
         if root < 0 or not is_abstract(scene.entities[root].head):
             scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
-    return _depicted(SceneGraph(text, scene.tokens, scene.entities, scene.relations))
+    return _depicted(_wholes_of_partitives(SceneGraph(text, scene.tokens, scene.entities,
+                                                      scene.relations)))
 
 
 def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,
@@ -320,6 +321,39 @@ def _proper_name(graph: SceneGraph, e: SceneEntity) -> bool:
         return False
     start = e.mentions[0][0]
     return start > 0 and graph.tokens[start - 1] not in (".", "!", "?")
+
+
+def _wholes_of_partitives(graph: SceneGraph) -> SceneGraph:
+    """``graph`` with each partitive named right before ``of`` (``a tranquil body of
+    water``, ``a row of trees``; :data:`parsers.lexicon.PARTITIVE_NOUNS`) merged into the
+    whole after it: its relations and attributes are the whole's, as where such a phrase
+    opens a sentence."""
+    alias: dict[int, int] = {}
+    tokens = [t.lower() for t in graph.tokens]
+    for r in graph.relations:
+        part, whole = graph.entities[r.object], graph.entities[r.subject]
+        if r.text.lower() != "has" or r.object in alias or r.subject in alias \
+                or not lexicon_form(_last_word(part.head), PARTITIVE_NOUNS):
+            continue
+        if any(m[1] < len(tokens) and tokens[m[1]] == "of" and any(
+                n[0] == m[1] + 1 for n in whole.mentions) for m in part.mentions):
+            alias[r.object] = r.subject
+    if not alias:
+        return graph
+    keep = [i for i in range(len(graph.entities)) if i not in alias]
+    index = {i: k for k, i in enumerate(keep)}
+    for part, whole in alias.items():
+        index[part] = index[whole]
+        target = graph.entities[whole]
+        target.attributes.extend(a for a in graph.entities[part].attributes
+                                 if a not in target.attributes)
+    relations, seen = [], set()
+    for r in graph.relations:
+        key = (index[r.subject], r.text.lower(), index[r.object])
+        if key[0] != key[2] and key not in seen:
+            seen.add(key)
+            relations.append(SceneRelation(key[0], r.text, key[2], r.span))
+    return SceneGraph(graph.text, graph.tokens, [graph.entities[i] for i in keep], relations)
 
 
 def _depicted(graph: SceneGraph) -> SceneGraph:

@@ -215,3 +215,12 @@ def test_regular_and_irregular_plural_stems():
     assert noun_base("cones", {"con"}) == "cones"
     assert noun_base("dishes", {"dish"}) == "dish"
     assert noun_base("wolves", {"wolf"}) == "wolf"
+
+
+def test_a_partitive_before_of_is_merged_into_its_whole(rule):
+    g = rule.parse("The view opens onto a calm body of water. A small boat floats on the "
+                   "water.", mode="scene")
+    assert "body" not in _heads(g)
+    water = [e for e in g.entities if e.head == "water"]
+    assert len(water) == 1 and "calm" in water[0].attributes
+    assert ("boat", "floats on", "water") in _triples(g)
