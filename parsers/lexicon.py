@@ -344,7 +344,7 @@ CANONICAL_HEADS: dict[str, str] = {
     "side walk": "sidewalk", "t shirt": "t-shirt", "tee shirt": "t-shirt", "tshirt": "t-shirt",
     "wet suit": "wetsuit", "counter top": "countertop", "suit case": "suitcase",
     "guy": "person", "dude": "person", "someone": "person", "somebody": "person",
-    "guys": "people", "dudes": "people",
+    "guys": "people", "dudes": "people", "individual": "person", "individuals": "people",
     "he": "man", "him": "man", "she": "woman", "her": "woman", "they": "people",
     "them": "people",
 }

@@ -224,3 +224,8 @@ def test_a_partitive_before_of_is_merged_into_its_whole(rule):
     water = [e for e in g.entities if e.head == "water"]
     assert len(water) == 1 and "calm" in water[0].attributes
     assert ("boat", "floats on", "water") in _triples(g)
+
+
+def test_an_individual_is_a_person(rule):
+    g = rule.parse("Two individuals sit on a bench. An individual walks a dog.", mode="scene")
+    assert {"people", "person"} <= set(_heads(g))
