@@ -12,7 +12,10 @@ graphs write these as follows:
   conventions already name clothing as worn;
 * the passive of a verb of decorating or covering turns around (:data:`DECORATING_VERBS`:
   ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
-  ``by`` (``a house framed by trees``: ``( trees , frame , house )``);
+  ``by`` (``a house framed by trees``: ``( trees , frame , house )``); clothing a person is
+  adorned or draped in is worn (``( woman , wearing , dress )``);
+* adverbs of manner in a relation phrase are left out (``stands proudly on``: ``stands
+  on``);
 * a place phrase opening a sentence before a comma (``In the background, a poster and a
   lamp hang on a wall``) places the sentence's subject, and the things coordinated with it
   (``( poster , in , background )``, ``( lamp , in , background )``), the first thing
@@ -31,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
+from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "fronted_place",
            "paragraph_relation", "possessed_by"]
@@ -69,6 +73,10 @@ def paragraph_relation(words: Sequence[str], subject: str,
     tokens) from ``subject`` to ``obj`` (head nouns), and whether the two swap; ``None``
     where it stays as the sentence's parse wrote it."""
     core = [w for w in words if w not in _COPULA_WORDS]
+    manner = [w for w in core if w.endswith("ly") and is_adverb(w)]
+    if manner and len(manner) < len(core):
+        core = [w for w in core if w not in manner]
+        return paragraph_relation(core, subject, obj) or (" ".join(core), False)
     if not core:
         return None
     if len(core) == 1 and core[0] in HAVE_WORDS:
@@ -76,6 +84,12 @@ def paragraph_relation(words: Sequence[str], subject: str,
             return None
         return _HAS, False
     if len(core) == 2 and core[1] in ("with", "in", "by") and core[0] in DECORATING_VERBS:
+        from parsers.conventions import OUTER_GARMENTS  # both import this module's importer
+        from parsers.coreference import is_person
+
+        if core[1] != "by" and is_person(subject) and (lexicon_form(
+                _last(obj), CLOTHING_NOUNS) or lexicon_form(_last(obj), OUTER_GARMENTS)):
+            return _WEAR, False
         return DECORATING_VERBS[core[0]], True
     if len(core) == 2 and core[1] == "by" and core[0].endswith("ed") and len(core[0]) > 4:
         return core[0], True

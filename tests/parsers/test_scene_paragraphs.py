@@ -229,3 +229,19 @@ def test_a_partitive_before_of_is_merged_into_its_whole(rule):
 def test_an_individual_is_a_person(rule):
     g = rule.parse("Two individuals sit on a bench. An individual walks a dog.", mode="scene")
     assert {"people", "person"} <= set(_heads(g))
+
+
+def test_adverbs_of_manner_are_left_out_of_relations(rule):
+    g = rule.parse("An old dog sleeps peacefully on a rug. A vase stands proudly on the "
+                   "shelf.", mode="scene")
+    triples = _triples(g)
+    assert ("dog", "sleeps on", "rug") in triples
+    assert ("vase", "stands on", "shelf") in triples
+
+
+def test_clothing_a_person_is_draped_or_adorned_in_is_worn(rule):
+    g = rule.parse("A woman draped in a silk scarf twirls. The girl, adorned in a green "
+                   "gown, bows.", mode="scene")
+    triples = _triples(g)
+    assert ("woman", "wearing", "scarf") in triples
+    assert ("girl", "wearing", "gown") in triples
