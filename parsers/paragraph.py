@@ -14,6 +14,10 @@ graphs write these as follows:
   ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
   ``by`` (``a house framed by trees``: ``( trees , frame , house )``); clothing a person is
   adorned or draped in is worn (``( woman , wearing , dress )``);
+* a relation of side is written ``at the left of`` or ``on the right side of`` (``to the
+  left of``, ``on the left side of``; ``to the right of``), as FACTUAL's scene graphs write
+  every one (referring expressions keep the caption's phrase, which benchmarks of spatial
+  relations score);
 * adverbs of manner in a relation phrase are left out (``stands proudly on``: ``stands
   on``);
 * a place phrase opening a sentence before a comma (``In the background, a poster and a
@@ -37,14 +41,14 @@ from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "fronted_place",
-           "paragraph_relation", "possessed_by"]
+           "paragraph_relation", "possessed_by", "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
 #: background, ...``)
 FRONTED_PREPOSITIONS = frozenset({
     "in", "on", "at", "near", "behind", "beside", "beneath", "below", "under", "above",
     "across", "along", "against", "among", "amidst", "amid", "beyond", "inside", "outside",
-    "atop", "by", "within", "around", "over",
+    "atop", "by", "within", "around", "over", "to",
 })
 _JOINERS = frozenset({"and", ",", "&"})
 
@@ -67,12 +71,38 @@ _HAS = "has"
 _WEAR = "wearing"
 
 
+#: how scene graphs write a relation of side (FACTUAL's training data writes no other)
+_SIDE_PHRASES = {"left": ("at", "the", "left", "of"), "right": ("on", "the", "right", "side", "of")}
+
+
+def side_phrase(words: Sequence[str]) -> tuple[str, ...] | None:
+    """``words`` (lowercase) with ``to / on / at (the) left / right (side) of`` written as
+    scene graphs write it (``to the left of`` -> ``at the left of``, ``to the right of`` ->
+    ``on the right side of``); ``None`` where there is none or it is written so already."""
+    for k, w in enumerate(words):
+        if w not in ("to", "on", "at"):
+            continue
+        j = k + 1 + (k + 1 < len(words) and words[k + 1] == "the")
+        if j >= len(words) or words[j] not in _SIDE_PHRASES:
+            continue
+        side = words[j]
+        end = j + 1 + (j + 1 < len(words) and words[j + 1] == "side")
+        if end >= len(words) or words[end] != "of":
+            continue
+        out = tuple(words[:k]) + _SIDE_PHRASES[side] + tuple(words[end + 1:])
+        return None if out == tuple(words) else out
+    return None
+
+
 def paragraph_relation(words: Sequence[str], subject: str,
                        obj: str) -> tuple[str, bool] | None:
     """The phrase a paragraph's scene graph writes for the relation ``words`` (lowercase
     tokens) from ``subject`` to ``obj`` (head nouns), and whether the two swap; ``None``
     where it stays as the sentence's parse wrote it."""
     core = [w for w in words if w not in _COPULA_WORDS]
+    side = side_phrase(core)
+    if side is not None:
+        return " ".join(side), False
     manner = [w for w in core if w.endswith("ly") and is_adverb(w)]
     if manner and len(manner) < len(core):
         core = [w for w in core if w not in manner]
@@ -157,6 +187,9 @@ def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
     preposition = " ".join(words) if spans[first][0] < comma else lw[0]
     if first != place:
         preposition = lw[0]
+    side = side_phrase(preposition.split())
+    if side is not None:
+        preposition = " ".join(side)
     after = sorted((i for i, (a, b) in enumerate(spans) if a > comma), key=lambda i: spans[i])
     subjects: list[int] = []
     for i in after:

@@ -245,3 +245,20 @@ def test_clothing_a_person_is_draped_or_adorned_in_is_worn(rule):
     triples = _triples(g)
     assert ("woman", "wearing", "scarf") in triples
     assert ("girl", "wearing", "gown") in triples
+
+
+@pytest.mark.parametrize("text, phrase", [
+    ("a cup to the left of a plate", "at the left of"),
+    ("a lamp on the left side of the bed", "at the left of"),
+    ("a mug to the right of a kettle", "on the right side of"),
+    ("a boy standing on the right side of a car", "standing on the right side of"),
+])
+def test_relations_of_side_are_written_as_the_annotators_write_them(rule, text, phrase):
+    g = rule.parse(text, mode="scene")
+    assert phrase in [r.text for r in g.relations]
+    assert phrase not in [r.text for r in rule.parse(text).relations] or "side" in text
+
+
+def test_an_opening_relation_of_side_is_written_so_too(rule):
+    g = rule.parse("To the right of the sink, there is a towel.", mode="scene")
+    assert ("towel", "on the right side of", "sink") in _triples(g)
