@@ -37,7 +37,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from parsers.word_classes import VERB, verb_class
+from parsers.word_classes import VERB, is_adverb, verb_class
 
 __all__ = ["DEPICTION_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract",
            "is_modifier", "noun_base", "build_table"]
@@ -87,16 +87,18 @@ _table: frozenset[str] | None = None
 _modifiers: frozenset[str] = frozenset()
 _known: frozenset[str] = frozenset()
 _plurals: dict[str, str] = {}
+_parts: frozenset[str] = frozenset()
 
 
 def _load() -> frozenset[str]:
-    global _table, _modifiers, _known, _plurals
+    global _table, _modifiers, _known, _plurals, _parts
     if _table is None:
         from parsers.lexicon import OWNED_PART_NOUNS
         from parsers.noun_class_table import ABSTRACT_NOUNS, IRREGULAR_PLURALS, MODIFIER_WORDS
 
         _plurals = dict(p.split(":") for p in IRREGULAR_PLURALS.split())
         _table = frozenset(ABSTRACT_NOUNS.split())
+        _parts = OWNED_PART_NOUNS
         _modifiers = frozenset(MODIFIER_WORDS.split()) - OWNED_PART_NOUNS
         _known = _table | _modifiers | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS
     return _table
@@ -131,8 +133,8 @@ def is_abstract(word: str) -> bool:
     """Whether the head ``word`` names no visible thing of a picture (see the module
     docstring), or is no noun: a form that is only a verb (``seen`` in ``a cat can be
     seen``), a word used mostly as an adjective or an adverb (``tall`` in ``stands tall``,
-    ``blue``; not a part, ``back``) or a function word (``as``, ``itself``); an unknown
-    word is a thing."""
+    ``blue``, ``together``; not a part, ``back``) or a function word (``as``, ``itself``);
+    an unknown word is a thing."""
     w = word.lower().rsplit(None, 1)[-1] if word.strip() else ""
     if not w:
         return False
@@ -143,7 +145,7 @@ def is_abstract(word: str) -> bool:
     if base in VISIBLE_NOUNS:
         return False
     return base in DEPICTION_NOUNS or base in REGION_NOUNS or base in table \
-        or w in _modifiers or verb_class(w) == VERB
+        or w in _modifiers or verb_class(w) == VERB or (is_adverb(w) and w not in _parts)
 
 
 # ------------------------------------------------------------------ table builder

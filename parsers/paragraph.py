@@ -8,8 +8,8 @@ its paws``) and how it is decorated (``a cake adorned with frosting``); their sc
 graphs write these as follows:
 
 * ``with``, ``features``, ``boasts``, ``sports`` between two things is ``has`` (``a tower
-  with a red roof``: ``( tower , has , roof )``), except where the region-caption
-  conventions already name clothing as worn;
+  with a red roof``: ``( tower , has , roof )``), and clothing a person has is worn (``the
+  man's red jacket``: ``( man , wearing , jacket )``);
 * the passive of a verb of decorating or covering turns around (:data:`DECORATING_VERBS`:
   ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
   ``by`` (``a house framed by trees``: ``( trees , frame , house )``); clothing a person is
@@ -109,8 +109,15 @@ def paragraph_relation(words: Sequence[str], subject: str,
         return paragraph_relation(core, subject, obj) or (" ".join(core), False)
     if not core:
         return None
-    if len(core) == 1 and core[0] in HAVE_WORDS:
-        if core[0] == "with" and lexicon_form(_last(obj), CLOTHING_NOUNS):
+    if len(core) == 1 and core[0] in HAVE_WORDS | {_HAS, "have"}:
+        from parsers.conventions import OUTER_GARMENTS  # both import this module's importer
+        from parsers.coreference import is_person
+
+        clothing = lexicon_form(_last(obj), CLOTHING_NOUNS) or lexicon_form(
+            _last(obj), OUTER_GARMENTS)
+        if clothing and is_person(subject):
+            return _WEAR, False
+        if core[0] == "with" and clothing or core[0] in (_HAS, "have"):
             return None
         return _HAS, False
     if len(core) == 2 and core[1] in ("with", "in", "by") and core[0] in DECORATING_VERBS:

@@ -262,3 +262,15 @@ def test_relations_of_side_are_written_as_the_annotators_write_them(rule, text, 
 def test_an_opening_relation_of_side_is_written_so_too(rule):
     g = rule.parse("To the right of the sink, there is a towel.", mode="scene")
     assert ("towel", "on the right side of", "sink") in _triples(g)
+
+
+def test_clothing_a_person_has_is_worn(rule):
+    g = rule.parse("A ball rolls past the boy's red jacket.", mode="scene")
+    assert ("boy", "wearing", "jacket") in _triples(g)
+    assert ("dog", "has", "collar") in _triples(rule.parse("The dog has a red collar.",
+                                                          mode="scene"))
+
+
+def test_adverbs_are_no_things_but_parts_are(rule):
+    assert is_abstract("together") and is_abstract("apart")
+    assert not is_abstract("back") and not is_abstract("front")
