@@ -18,6 +18,9 @@ graphs write these as follows:
   left of``, ``on the left side of``; ``to the right of``), as FACTUAL's scene graphs write
   every one (referring expressions keep the caption's phrase, which benchmarks of spatial
   relations score);
+* a relation that is only a preposition of purpose, role or source or a conjunction
+  (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``) is
+  left out;
 * adverbs of manner in a relation phrase are left out (``stands proudly on``: ``stands
   on``);
 * a place phrase opening a sentence before a comma (``In the background, a poster and a
@@ -40,7 +43,7 @@ from collections.abc import Callable, Sequence
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 from parsers.word_classes import is_adverb
 
-__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "fronted_place",
+__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS", "fronted_place",
            "paragraph_relation", "possessed_by", "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
@@ -65,6 +68,11 @@ DECORATING_VERBS: dict[str, str] = {
     "embellished": "embellish", "accented": "accent", "draped": "drape",
     "encircled": "encircle", "edged": "edge", "crowned": "crown", "ringed": "ring",
 }
+
+#: prepositions of purpose, role or source and conjunctions: alone they relate nothing one
+#: sees (``a barrier for pedestrians``, ``serving as a gateway``, ``from head to toe``)
+NOT_SEEN_WORDS = frozenset({"to", "for", "as", "from", "while", "whilst", "whereas",
+                            "because", "although", "though", "than", "like", "if", "when"})
 
 _COPULA_WORDS = frozenset({"is", "are", "was", "were", "be", "been", "being", "also"})
 _HAS = "has"
@@ -103,6 +111,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
     side = side_phrase(core)
     if side is not None:
         return " ".join(side), False
+    if len(core) == 1 and core[0] in NOT_SEEN_WORDS:
+        return "", False
     manner = [w for w in core if w.endswith("ly") and is_adverb(w)]
     if manner and len(manner) < len(core):
         core = [w for w in core if w not in manner]

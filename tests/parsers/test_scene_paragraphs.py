@@ -274,3 +274,10 @@ def test_clothing_a_person_has_is_worn(rule):
 def test_adverbs_are_no_things_but_parts_are(rule):
     assert is_abstract("together") and is_abstract("apart")
     assert not is_abstract("back") and not is_abstract("front")
+
+
+def test_relations_of_purpose_role_or_source_are_left_out(rule):
+    g = rule.parse("A fence serves as a barrier for the cars. A pier juts out into the bay, "
+                   "while gulls circle.", mode="scene")
+    relations = {r for _, r, _ in _triples(g)}
+    assert not relations & {"for", "as", "while"}
