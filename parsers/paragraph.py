@@ -43,8 +43,8 @@ from collections.abc import Callable, Sequence
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 from parsers.word_classes import is_adverb
 
-__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS", "fronted_place",
-           "paragraph_relation", "possessed_by", "side_phrase"]
+__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
+           "fronted_place", "paragraph_relation", "possessed_by", "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
 #: background, ...``)
