@@ -21,6 +21,9 @@ graphs write these as follows:
 * a relation that is only a preposition of purpose, role or source or a conjunction
   (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``) is
   left out;
+* what a thing is dotted or strewn with is in it (:data:`SCATTERING_VERBS`: ``a sky dotted
+  with clouds``: ``( clouds , in , sky )``), what it is equipped, fitted or laden with it
+  has (:data:`HAVING_VERBS`: ``( bike , has , basket )``);
 * adverbs of manner in a relation phrase are left out (``stands proudly on``: ``stands
   on``);
 * a place phrase opening a sentence before a comma (``In the background, a poster and a
@@ -43,7 +46,8 @@ from collections.abc import Callable, Sequence
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 from parsers.word_classes import is_adverb
 
-__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
+__all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
+           "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
            "fronted_place", "paragraph_relation", "possessed_by", "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
@@ -64,7 +68,7 @@ HAVE_WORDS = frozenset({"with", "features", "featuring", "feature", "boasts", "b
 DECORATING_VERBS: dict[str, str] = {
     "adorned": "adorn", "decorated": "decorate", "covered": "cover", "lined": "line",
     "surrounded": "surround", "framed": "frame", "flanked": "flank", "bordered": "border",
-    "dotted": "dot", "studded": "stud", "trimmed": "trim", "topped": "top",
+    "studded": "stud", "trimmed": "trim", "topped": "top",
     "embellished": "embellish", "accented": "accent", "draped": "drape",
     "encircled": "encircle", "edged": "edge", "crowned": "crown", "ringed": "ring",
 }
@@ -73,6 +77,16 @@ DECORATING_VERBS: dict[str, str] = {
 #: sees (``a barrier for pedestrians``, ``serving as a gateway``, ``from head to toe``)
 NOT_SEEN_WORDS = frozenset({"to", "for", "as", "from", "while", "whilst", "whereas",
                             "because", "although", "though", "than", "like", "if", "when"})
+
+#: participles of scattering: ``X dotted with Y`` is ``( Y , in , X )`` (``a sky dotted with
+#: clouds``: the clouds are in the sky)
+SCATTERING_VERBS = frozenset({"dotted", "speckled", "sprinkled", "strewn", "peppered",
+                              "spotted", "littered"})
+
+#: participles of being fitted or filled with something: ``X equipped with Y`` is ``( X ,
+#: has , Y )``
+HAVING_VERBS = frozenset({"equipped", "fitted", "teeming", "characterized", "characterised",
+                          "complete", "loaded", "laden", "outfitted", "furnished"})
 
 _COPULA_WORDS = frozenset({"is", "are", "was", "were", "be", "been", "being", "also"})
 _HAS = "has"
@@ -129,6 +143,10 @@ def paragraph_relation(words: Sequence[str], subject: str,
             return _WEAR, False
         if core[0] == "with" and clothing or core[0] in (_HAS, "have"):
             return None
+        return _HAS, False
+    if len(core) == 2 and core[1] == "with" and core[0] in SCATTERING_VERBS:
+        return "in", True
+    if len(core) == 2 and core[1] in ("with", "by") and core[0] in HAVING_VERBS:
         return _HAS, False
     if len(core) == 2 and core[1] in ("with", "in", "by") and core[0] in DECORATING_VERBS:
         from parsers.conventions import OUTER_GARMENTS  # both import this module's importer

@@ -281,3 +281,12 @@ def test_relations_of_purpose_role_or_source_are_left_out(rule):
                    "while gulls circle.", mode="scene")
     relations = {r for _, r, _ in _triples(g)}
     assert not relations & {"for", "as", "while"}
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("The lawn is dotted with small daisies.", ("daisies", "in", "lawn")),
+    ("A cart loaded with melons stands by the road.", ("cart", "has", "melons")),
+    ("The gate, characterized by an iron latch, is shut.", ("gate", "has", "latch")),
+])
+def test_scattering_and_fitting_verbs(rule, text, triple):
+    assert triple in _triples(rule.parse(text, mode="scene"))
