@@ -8,8 +8,10 @@ its paws``) and how it is decorated (``a cake adorned with frosting``); their sc
 graphs write these as follows:
 
 * ``with``, ``features``, ``boasts``, ``sports`` between two things is ``has`` (``a tower
-  with a red roof``: ``( tower , has , roof )``), and clothing a person has is worn (``the
-  man's red jacket``: ``( man , wearing , jacket )``);
+  with a red roof``: ``( tower , has , roof )``), clothing a person has is worn (``the
+  man's red jacket``: ``( man , wearing , jacket )``), and what an enclosing place
+  (:data:`ENCLOSING_PLACES`) is with or features is in it (``the background features a
+  wall``: ``( wall , in , background )``);
 * the passive of a verb of decorating or covering turns around (:data:`DECORATING_VERBS`:
   ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
   ``by`` (``a house framed by trees``: ``( trees , frame , house )``); clothing a person is
@@ -47,7 +49,7 @@ from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
 from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
-           "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
+           "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
            "fronted_place", "paragraph_relation", "possessed_by", "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
@@ -77,6 +79,14 @@ DECORATING_VERBS: dict[str, str] = {
 #: sees (``a barrier for pedestrians``, ``serving as a gateway``, ``from head to toe``)
 NOT_SEEN_WORDS = frozenset({"to", "for", "as", "from", "while", "whilst", "whereas",
                             "because", "although", "though", "than", "like", "if", "when"})
+
+#: places that hold what they are ``with`` or ``feature``: ``the background features a
+#: wall``, ``a sky with clouds``: ``( wall , in , background )``, ``( clouds , in , sky )``
+ENCLOSING_PLACES = frozenset({
+    "background", "sky", "room", "field", "forest", "woods", "park", "meadow", "pasture",
+    "garden", "yard", "water", "sea", "ocean", "lake", "river", "pond", "city", "town",
+    "village", "kitchen", "bathroom", "bedroom", "landscape",
+})
 
 #: participles of scattering: ``X dotted with Y`` is ``( Y , in , X )`` (``a sky dotted with
 #: clouds``: the clouds are in the sky)
@@ -143,6 +153,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
             return _WEAR, False
         if core[0] == "with" and clothing or core[0] in (_HAS, "have"):
             return None
+        if lexicon_form(_last(subject), ENCLOSING_PLACES):
+            return "in", True
         return _HAS, False
     if len(core) == 2 and core[1] == "with" and core[0] in SCATTERING_VERBS:
         return "in", True

@@ -290,3 +290,11 @@ def test_relations_of_purpose_role_or_source_are_left_out(rule):
 ])
 def test_scattering_and_fitting_verbs(rule, text, triple):
     assert triple in _triples(rule.parse(text, mode="scene"))
+
+
+def test_what_an_enclosing_place_features_is_in_it(rule):
+    g = rule.parse("The background features a brick wall. A tower with a red roof rises.",
+                   mode="scene")
+    triples = _triples(g)
+    assert ("wall", "in", "background") in triples
+    assert ("tower", "has", "roof") in triples
