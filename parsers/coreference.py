@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CANONICAL_HEADS, PARTITIVE_NOUNS, WEARER_NOUNS, lexicon_form
 from parsers.noun_classes import is_abstract, is_modifier
-from parsers.paragraph import fronted_place, paragraph_relation, possessed_by
+from parsers.paragraph import fronted_place, inverted_place, paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -218,15 +218,40 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
                 target = _definite_target(scene, e, exclude)
             mapped[i] = scene.add_mention(target, e, offset)
         added = len(scene.relations)
-        for r in g.relations:
+        relations, inverted = _uninverted(g)
+        for r in relations:
             _add_paragraph_relation(scene, g, r, mapped, offset)
         _possessions(scene, g, mapped, offset, added)
-        _fronted_place(scene, g, mapped, offset, added)
+        if not inverted:
+            _fronted_place(scene, g, mapped, offset, added)
         root = mapped.get(g.root, -1)
         if root < 0 or not is_abstract(scene.entities[root].head):
             scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
     return _depicted(_wholes_of_partitives(SceneGraph(text, scene.tokens, scene.entities,
                                                       scene.relations)))
+
+
+def _uninverted(g: LanguageGraph) -> tuple[list[Relation], bool]:
+    """The relations of a sentence, turned around where it is in locative inversion
+    (:func:`parsers.paragraph.inverted_place`: ``Above the sink hangs a mirror``: the mirror
+    hangs above the sink, and what the parse said of the place after the mirror is said of
+    the mirror), and whether it was."""
+    spans = [e.span for e in g.entities]
+    found = inverted_place(g.tokens, spans,
+                           [(r.subject, r.text, r.object, r.span) for r in g.relations])
+    if found is None:
+        return list(g.relations), False
+    k, phrase = found
+    verb = g.relations[k]
+    place, thing = verb.subject, verb.object
+    out = []
+    for j, r in enumerate(g.relations):
+        if j == k:
+            r = Relation(subject=thing, object=place, text=phrase, span=(r.span[0], r.span[0]))
+        elif r.subject == place and r.span[0] > spans[thing][0] and r.object != thing:
+            r = Relation(subject=thing, object=r.object, text=r.text, span=r.span)
+        out.append(r)
+    return out, True
 
 
 def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,

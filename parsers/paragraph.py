@@ -28,6 +28,9 @@ graphs write these as follows:
   has (:data:`HAVING_VERBS`: ``( bike , has , basket )``);
 * adverbs of manner in a relation phrase are left out (``stands proudly on``: ``stands
   on``);
+* a sentence in locative inversion (``Above the sink hangs a mirror``) relates the thing
+  after its verb to the place, by the verb and the opening preposition (``( mirror , hangs
+  above , sink )``);
 * a place phrase opening a sentence before a comma (``In the background, a poster and a
   lamp hang on a wall``) places the sentence's subject, and the things coordinated with it
   (``( poster , in , background )``, ``( lamp , in , background )``), the first thing
@@ -50,7 +53,8 @@ from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
            "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
-           "fronted_place", "paragraph_relation", "possessed_by", "side_phrase"]
+           "fronted_place", "inverted_place", "paragraph_relation", "possessed_by",
+           "side_phrase"]
 
 #: prepositions that open a sentence with the place of what it describes (``In the
 #: background, ...``)
@@ -252,3 +256,37 @@ def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
     if not subjects:
         return None
     return preposition, place, subjects
+
+
+def inverted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
+                   relations: Sequence[tuple[int, str, int, tuple[int, int]]]
+                   ) -> tuple[int, str] | None:
+    """A sentence in locative inversion (``Above the sink hangs a mirror``): the place
+    phrase opens it and the verb follows the place, its subject after it.
+
+    Args:
+        tokens: the sentence's tokens.
+        spans: token ranges of its mentions, by entity index.
+        relations: ``(subject, phrase, object, span)`` of the sentence's parse.
+
+    Returns:
+        ``(k, phrase)``: the index among ``relations`` of the verb the parse gave the place
+        as its subject, and the relation phrase from the verb's real subject to the place
+        (``hangs above``); ``None`` where the sentence is not so.
+    """
+    lw = [t.lower() for t in tokens]
+    if not lw or lw[0] not in FRONTED_PREPOSITIONS or not spans:
+        return None
+    place = min(range(len(spans)), key=lambda i: spans[i])
+    opening = [w for w in lw[:spans[place][0]] if w not in ("a", "an", "the")]
+    if not opening or len(opening) > 4 or not all(w.isalpha() for w in opening):
+        return None
+    for k, (subject, phrase, obj, span) in enumerate(relations):
+        words = phrase.lower().split()
+        if subject != place or span[0] != spans[place][1] or not words \
+                or words[0] in FRONTED_PREPOSITIONS or words[0] in NOT_SEEN_WORDS \
+                or words[0] in ("and", "of", "with", ",") or spans[obj][0] != span[1]:
+            continue
+        side = side_phrase(opening)
+        return k, " ".join(words + list(side if side is not None else opening))
+    return None

@@ -298,3 +298,19 @@ def test_what_an_enclosing_place_features_is_in_it(rule):
     triples = _triples(g)
     assert ("wall", "in", "background") in triples
     assert ("tower", "has", "roof") in triples
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("Above the fireplace hangs a painting.", ("painting", "hangs above", "fireplace")),
+    ("Beside the bed sits a small lamp.", ("lamp", "sits beside", "bed")),
+    ("To the left of the barn stands a silo.", ("silo", "stands at the left of", "barn")),
+])
+def test_locative_inversion_relates_the_thing_after_the_verb_to_the_place(rule, text, triple):
+    triples = _triples(rule.parse(text, mode="scene"))
+    assert triple in triples
+    assert len(triples) == 1
+
+
+def test_a_verb_after_an_inverted_subject_is_the_subjects(rule):
+    g = rule.parse("Near the gate stands an old oak, shading the path.", mode="scene")
+    assert ("oak", "shading", "path") in _triples(g)
