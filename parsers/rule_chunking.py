@@ -331,7 +331,8 @@ class Chunker:
         punctuation mark, ``and``, ``while`` or ``as`` follows; adverbs between allowed:
         ``buildings rise .``, ``a dog sleeps peacefully ,``; not after coordinated phrases
         there: ``a jacket and a face mask``; an adjective may stand between: ``a tower stands
-        tall against``), is the verb of that
+        tall against``; where agreement rules the phrase out, before a bare noun too: ``two
+        dogs chase balls``), is the verb of that
         phrase: a past form (``three birds huddled together in``), a form in ``-s`` after a
         phrase opened by ``a`` / ``one`` (``a sheep stands idly at``), or a base form after
         a plural noun or after two coordinated phrases, the second of one noun (``four
@@ -350,22 +351,27 @@ class Chunker:
                 or self.rel_trie.longest(lw, k + 1) > k + 1):
             k += 1  # an adjective of the verb's subject: `a tower stands tall against`
         clause_end = k >= n or lw[k] in _CLAUSE_ENDS
-        if not (clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS):
-            return False
+        before_object = clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS
+        # where agreement rules the noun phrase out, a bare noun may follow as the object
+        # (`two dogs chase balls`, `a boy flies kites`)
+        bare_object = k < n and lw[k].isalpha() and lw[k] not in CONJUNCTION_WORDS \
+            and prev not in VERB_FORMS and table_verb_class(prev) not in (VERB, WEAK)
         w = lw[i]
         if w.endswith("ing"):
             return False
         if w.endswith("ed"):
-            return True
+            return before_object
         if w.endswith("s") and not w.endswith("ss"):
-            return lw[self.np_start] in _SINGULAR_DETERMINERS and self.np_det_end - \
-                self.np_start == 1 and "of" not in lw[self.np_start:i]
+            return (before_object or bare_object) and lw[self.np_start] in \
+                _SINGULAR_DETERMINERS and self.np_det_end - self.np_start == 1 \
+                and "of" not in lw[self.np_start:i]
         plural = prev in _IRREGULAR_PLURALS or (
             prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
         coordinated = (self.pk == CONJ and i - 1 == self.np_det_end and len(self.chunks) >= 2
                        and self.chunks[-2].kind == NP and self.lw[self.chunks[-1].start]
                        in ("and", "&"))
-        return plural or (coordinated and not clause_end)
+        return (plural and (before_object or bare_object)) or (
+            coordinated and not clause_end and before_object)
 
     def table_verb(self, i: int, vc: int, predicate: bool) -> bool:
         """Whether the word at ``i``, of verb class ``vc`` in :mod:`parsers.word_classes`, is a

@@ -314,3 +314,18 @@ def test_locative_inversion_relates_the_thing_after_the_verb_to_the_place(rule, 
 def test_a_verb_after_an_inverted_subject_is_the_subjects(rule):
     g = rule.parse("Near the gate stands an old oak, shading the path.", mode="scene")
     assert ("oak", "shading", "path") in _triples(g)
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("Two dogs chase balls.", ("dogs", "chase", "balls")),
+    ("A boy flies kites.", ("boy", "flies", "kites")),
+])
+def test_a_verb_agreeing_with_its_subject_takes_a_bare_object(rule, text, triple):
+    g = rule.parse(text)
+    assert triple in {(g.entities[r.subject].head, r.text, g.entities[r.object].head)
+                      for r in g.relations}
+
+
+def test_after_a_verb_a_bare_noun_stays_in_its_phrase(rule):
+    g = rule.parse("a man holding a sign that says tattoo")
+    assert "tattoo" not in [r.text for r in g.relations]
