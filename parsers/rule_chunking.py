@@ -367,6 +367,8 @@ class Chunker:
                 and "of" not in lw[self.np_start:i]
         plural = prev in _IRREGULAR_PLURALS or (
             prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
+        if i - 1 == self.np_start and i >= 2 and lw[i - 2] in ("that", "which", "who"):
+            plural = False  # `a sign that says tattoo`: `says` is the clause's verb
         coordinated = (self.pk == CONJ and i - 1 == self.np_det_end and len(self.chunks) >= 2
                        and self.chunks[-2].kind == NP and self.lw[self.chunks[-1].start]
                        in ("and", "&"))
