@@ -103,6 +103,7 @@ class _Scene:
         self.last_seen: list[int] = []
         self.edges: set[tuple[int, str, int]] = set()
         self.subject = -1  # the entity the previous sentence is about (its root)
+        self.aliases: dict[int, int] = {}  # entities that name another (`its structure`)
 
     def add_mention(self, target: int, e: Entity, offset: int) -> int:
         span = (e.span[0] + offset, e.span[1] + offset)
@@ -227,8 +228,15 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
         root = mapped.get(g.root, -1)
         if root < 0 or not is_abstract(scene.entities[root].head):
             scene.subject = root  # a sentence about the picture (`The scene is calm`) keeps it
-    return _depicted(_wholes_of_partitives(SceneGraph(text, scene.tokens, scene.entities,
-                                                      scene.relations)))
+    graph = _merged(SceneGraph(text, scene.tokens, scene.entities, scene.relations),
+                    scene.aliases)
+    return _depicted(_wholes_of_partitives(graph))
+
+
+#: nouns that, after a possessive determiner, name their owner itself (``a tower, its white
+#: structure rising``: the tower is white)
+SELF_NOUNS = frozenset({"structure", "form", "shape", "silhouette", "outline", "exterior",
+                        "figure", "frame"})
 
 
 def _uninverted(g: LanguageGraph) -> tuple[list[Relation], bool]:
@@ -297,6 +305,9 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
                              mapped.get(g.root, -1), starts, owner_agrees, scene.subject)
         if owner < 0:
             continue
+        if lexicon_form(_last_word(e.head), SELF_NOUNS):
+            scene.aliases[target] = owner  # `its white structure`: the owner itself
+            continue
         owner_head = scene.entities[owner].head
         text = WEAR if is_person(owner_head) and lexicon_form(
             _last_word(scene.entities[target].head), CLOTHING_NOUNS) else HAS
@@ -363,8 +374,23 @@ def _wholes_of_partitives(graph: SceneGraph) -> SceneGraph:
         if any(m[1] < len(tokens) and tokens[m[1]] == "of" and any(
                 n[0] == m[1] + 1 for n in whole.mentions) for m in part.mentions):
             alias[r.object] = r.subject
+    return _merged(graph, alias)
+
+
+def _merged(graph: SceneGraph, alias: dict[int, int]) -> SceneGraph:
+    """``graph`` with each entity of ``alias`` merged into the one it names: its mentions,
+    attributes and relations are that entity's."""
     if not alias:
         return graph
+
+    def final(i: int) -> int:
+        seen = {i}
+        while i in alias and alias[i] not in seen:
+            i = alias[i]
+            seen.add(i)
+        return i
+
+    alias = {part: final(part) for part in alias if final(part) != part}
     keep = [i for i in range(len(graph.entities)) if i not in alias]
     index = {i: k for k, i in enumerate(keep)}
     for part, whole in alias.items():
@@ -372,6 +398,7 @@ def _wholes_of_partitives(graph: SceneGraph) -> SceneGraph:
         target = graph.entities[whole]
         target.attributes.extend(a for a in graph.entities[part].attributes
                                  if a not in target.attributes)
+        target.mentions.extend(graph.entities[part].mentions)
     relations, seen = [], set()
     for r in graph.relations:
         key = (index[r.subject], r.text.lower(), index[r.object])

@@ -346,9 +346,9 @@ class Chunker:
                 or prev in ADVERBS or self.compound_trie.longest(lw, i - 1) > i:
             return False
         k = self.adverbs_end(i + 1)
-        if k < n and is_modifier(lw[k]) and lw[k] not in DETERMINERS and (
-                k + 1 >= n or lw[k + 1] in _CLAUSE_ENDS
-                or self.rel_trie.longest(lw, k + 1) > k + 1):
+        predicative = k < n and is_modifier(lw[k]) and lw[k] not in DETERMINERS and (
+            k + 1 >= n or lw[k + 1] in _CLAUSE_ENDS or self.rel_trie.longest(lw, k + 1) > k + 1)
+        if predicative:
             k += 1  # an adjective of the verb's subject: `a tower stands tall against`
         clause_end = k >= n or lw[k] in _CLAUSE_ENDS
         before_object = clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS
@@ -362,9 +362,13 @@ class Chunker:
         if w.endswith("ed"):
             return before_object
         if w.endswith("s") and not w.endswith("ss"):
-            return (before_object or bare_object) and lw[self.np_start] in \
-                _SINGULAR_DETERMINERS and self.np_det_end - self.np_start == 1 \
-                and "of" not in lw[self.np_start:i]
+            opener = lw[self.np_start]
+            # after `the` only before an adjective, which cannot follow a head noun
+            # (`the tower stands tall in`; `the bus stops near` stays a noun phrase)
+            return (before_object or bare_object) and (
+                opener in _SINGULAR_DETERMINERS
+                or (predicative and opener in ("the", "this", "that"))) \
+                and self.np_det_end - self.np_start == 1 and "of" not in lw[self.np_start:i]
         plural = prev in _IRREGULAR_PLURALS or (
             prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
         if i - 1 == self.np_start and i >= 2 and lw[i - 2] in ("that", "which", "who"):

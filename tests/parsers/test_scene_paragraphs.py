@@ -329,3 +329,18 @@ def test_a_verb_agreeing_with_its_subject_takes_a_bare_object(rule, text, triple
 def test_after_a_verb_a_bare_noun_stays_in_its_phrase(rule):
     g = rule.parse("a man holding a sign that says tattoo")
     assert "tattoo" not in [r.text for r in g.relations]
+
+
+def test_its_structure_is_the_owner_itself(rule):
+    g = rule.parse("A pagoda rises by the lake, its red structure contrasting with the pale "
+                   "sky.", mode="scene")
+    assert "structure" not in _heads(g)
+    pagoda = next(e for e in g.entities if e.head == "pagoda")
+    assert "red" in pagoda.attributes
+    assert ("pagoda", "contrasting with", "sky") in _triples(g)
+
+
+def test_a_verb_before_an_adjective_after_the_is_a_verb(rule):
+    g = rule.parse("The lighthouse stands proud on the cliff.")
+    assert g.entities[0].head == "lighthouse"
+    assert [e.head for e in rule.parse("the bus stops near the school").entities][0] == "stops"
