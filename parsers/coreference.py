@@ -220,6 +220,7 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
             mapped[i] = scene.add_mention(target, e, offset)
         added = len(scene.relations)
         relations, inverted = _uninverted(g)
+        relations = _shared_by_conjuncts(g, relations)
         for r in relations:
             _add_paragraph_relation(scene, g, r, mapped, offset)
         _possessions(scene, g, mapped, offset, added)
@@ -237,6 +238,23 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
 #: structure rising``: the tower is white)
 SELF_NOUNS = frozenset({"structure", "form", "shape", "silhouette", "outline", "exterior",
                         "figure", "frame"})
+
+
+def _shared_by_conjuncts(g: LanguageGraph, relations: list[Relation]) -> list[Relation]:
+    """``relations`` with each ``and`` from A to B that follows A's relation to the conjunct
+    right before the ``and`` made that relation (``a boy in a shirt and jeans``: the boy
+    wears the jeans too)."""
+    out = []
+    for r in relations:
+        if r.text.lower() in ("and", ",", "&"):
+            before = [q for q in relations if q.subject == r.subject and q is not r
+                      and q.text.lower() not in ("and", ",", "&", "")
+                      and g.entities[q.object].span[1] == r.span[0]]
+            if before:
+                r = Relation(subject=r.subject, object=r.object, text=before[0].text,
+                             span=(r.span[0], r.span[0]))
+        out.append(r)
+    return out
 
 
 def _uninverted(g: LanguageGraph) -> tuple[list[Relation], bool]:

@@ -344,3 +344,10 @@ def test_a_verb_before_an_adjective_after_the_is_a_verb(rule):
     g = rule.parse("The lighthouse stands proud on the cliff.")
     assert g.entities[0].head == "lighthouse"
     assert [e.head for e in rule.parse("the bus stops near the school").entities][0] == "stops"
+
+
+def test_a_conjunct_after_and_shares_the_relation_of_the_one_before(rule):
+    g = rule.parse("In the corner, a girl in a red sweater and jeans is reading.", mode="scene")
+    triples = _triples(g)
+    assert ("girl", "wearing", "sweater") in triples
+    assert ("girl", "wearing", "jeans") in triples
