@@ -234,6 +234,10 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
     return _depicted(_wholes_of_partitives(graph))
 
 
+#: parts that hold what is in them (``a cup in her hand``: she holds the cup)
+HOLDING_PARTS = frozenset({"hand", "hands", "grasp", "grip", "fist", "fists", "palm", "palms",
+                           "arms", "mouth", "jaws", "paw", "paws"})
+
 #: nouns that, after a possessive determiner, name their owner itself (``a tower, its white
 #: structure rising``: the tower is white)
 SELF_NOUNS = frozenset({"structure", "form", "shape", "silhouette", "outline", "exterior",
@@ -326,6 +330,22 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
         if lexicon_form(_last_word(e.head), SELF_NOUNS):
             scene.aliases[target] = owner  # `its white structure`: the owner itself
             continue
+        if lexicon_form(_last_word(e.head), HOLDING_PARTS) and (
+                is_person(scene.entities[owner].head) or is_animal(scene.entities[owner].head)):
+            # `a racket in his right hand`: he holds the racket
+            held = set()
+            for k in range(added, len(scene.relations)):
+                r = scene.relations[k]
+                if r.object == target and r.subject != owner \
+                        and r.text.lower().split()[-1:] == ["in"]:
+                    scene.relations[k] = SceneRelation(owner, "holding", r.subject,
+                                                       (r.span[0], r.span[0]))
+                    scene.edges.add((owner, "holding", r.subject))
+                    held.add(r.subject)
+            scene.relations[added:] = [  # `with a phone in his hand`: held, not had
+                q for q in scene.relations[added:]
+                if not (q.subject == owner and q.object in held
+                        and q.text.lower() in ("has", "with"))]
         owner_head = scene.entities[owner].head
         text = WEAR if is_person(owner_head) and lexicon_form(
             _last_word(scene.entities[target].head), CLOTHING_NOUNS) else HAS

@@ -351,3 +351,13 @@ def test_a_conjunct_after_and_shares_the_relation_of_the_one_before(rule):
     triples = _triples(g)
     assert ("girl", "wearing", "sweater") in triples
     assert ("girl", "wearing", "jeans") in triples
+
+
+def test_a_thing_in_a_persons_hand_is_held(rule):
+    g = rule.parse("A girl with a lantern in her hand stands by the gate. A dog trots by with a "
+                   "stick in its mouth.", mode="scene")
+    triples = _triples(g)
+    assert ("girl", "holding", "lantern") in triples
+    assert ("girl", "has", "lantern") not in triples
+    assert ("lantern", "in", "hand") not in triples
+    assert ("dog", "holding", "stick") in triples
