@@ -93,7 +93,8 @@ class BaseParser(abc.ABC):
     def analyse_scene(self, text: str) -> ParseResult:
         """Parse a whole description into a :class:`~parsers.scene.SceneGraph` and warnings.
 
-        Each sentence is parsed on its own (``analyse``, with ``it's`` written ``it is``:
+        Each sentence (of the text without markdown emphasis, :func:`without_markup`) is
+        parsed on its own (``analyse``, with ``it's`` written ``it is``:
         :func:`expand_contractions`); their graphs are merged by
         coreference (:func:`parsers.coreference.merge_sentences`).  The warnings are those
         of the sentences, prefixed with the sentence's number, less those about empty
@@ -104,7 +105,7 @@ class BaseParser(abc.ABC):
         """
         if not isinstance(text, str):
             raise ParseError(f"expected a string to parse, got {type(text).__name__}")
-        sentences = split_sentences(text)
+        sentences = split_sentences(without_markup(text))
         if not sentences:
             raise ParseError(f"nothing to parse in {text[:60]!r}: the text holds no word")
         graphs = []
@@ -179,6 +180,15 @@ def split_sentences(text: str) -> list[str]:
     if start is not None:
         out.append(text[start:])
     return [s for s in out if has_words(tokenize(s))]
+
+
+_MARKUP_RE = re.compile(r"\*\*|__|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
+
+
+def without_markup(text: str) -> str:
+    """``text`` without markdown emphasis (``a **bed** with a *blue* quilt`` -> ``a bed with
+    a blue quilt``), as generated descriptions often carry."""
+    return _MARKUP_RE.sub("", text)
 
 
 _CONTRACTION_RE = re.compile(r"\b(it|he|she|that|there|here|what|who)['’]s\b"

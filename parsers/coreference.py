@@ -397,6 +397,14 @@ def _proper_name(graph: SceneGraph, e: SceneEntity) -> bool:
     return start > 0 and graph.tokens[start - 1] not in (".", "!", "?")
 
 
+#: more nouns whose ``of`` names what they are made of in a description: clothing as a
+#: whole (``his attire of a t-shirt and jeans``) and mixtures (``a mix of old and new
+#: buildings``, ``a sea of tents``)
+SCENE_PARTITIVES = frozenset({"attire", "outfit", "ensemble", "mix", "blend", "combination",
+                              "mosaic", "tapestry", "sea", "carpet", "medley", "spread",
+                              "selection", "arrangement", "multitude", "myriad", "abundance"})
+
+
 def _wholes_of_partitives(graph: SceneGraph) -> SceneGraph:
     """``graph`` with each partitive named right before ``of`` (``a tranquil body of
     water``, ``a row of trees``; :data:`parsers.lexicon.PARTITIVE_NOUNS`) merged into the
@@ -407,7 +415,8 @@ def _wholes_of_partitives(graph: SceneGraph) -> SceneGraph:
     for r in graph.relations:
         part, whole = graph.entities[r.object], graph.entities[r.subject]
         if r.text.lower() != "has" or r.object in alias or r.subject in alias \
-                or not lexicon_form(_last_word(part.head), PARTITIVE_NOUNS):
+                or not (lexicon_form(_last_word(part.head), PARTITIVE_NOUNS)
+                        or lexicon_form(_last_word(part.head), SCENE_PARTITIVES)):
             continue
         if any(m[1] < len(tokens) and tokens[m[1]] == "of" and any(
                 n[0] == m[1] + 1 for n in whole.mentions) for m in part.mentions):

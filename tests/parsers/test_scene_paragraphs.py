@@ -361,3 +361,19 @@ def test_a_thing_in_a_persons_hand_is_held(rule):
     assert ("girl", "has", "lantern") not in triples
     assert ("lantern", "in", "hand") not in triples
     assert ("dog", "holding", "stick") in triples
+
+
+def test_markdown_emphasis_is_dropped_in_scene_mode(rule):
+    from parsers.base import without_markup
+
+    assert without_markup("a **bed** with a *blue* quilt, 2*3 tiles") == \
+        "a bed with a blue quilt, 2*3 tiles"
+    g = rule.parse("At the center is a **bed** adorned with a **white quilt**.", mode="scene")
+    assert ("quilt", "adorn", "bed") in _triples(g)
+
+
+def test_clothing_as_a_whole_names_what_it_is_made_of(rule):
+    g = rule.parse("A man waits by the door, his attire of a gray coat and boots neat.",
+                   mode="scene")
+    assert "attire" not in _heads(g)
+    assert ("man", "wearing", "coat") in _triples(g)
