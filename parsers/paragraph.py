@@ -136,6 +136,9 @@ def paragraph_relation(words: Sequence[str], subject: str,
     tokens) from ``subject`` to ``obj`` (head nouns), and whether the two swap; ``None``
     where it stays as the sentence's parse wrote it."""
     core = [w for w in words if w not in _COPULA_WORDS]
+    s_place, o_place = _last(subject) == "background", _last(obj) == "background"
+    if o_place != s_place:  # `stands in the background`, `the background reveals a hill`
+        return "in", s_place
     side = side_phrase(core)
     if side is not None:
         return " ".join(side), False

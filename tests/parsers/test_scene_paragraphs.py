@@ -377,3 +377,12 @@ def test_clothing_as_a_whole_names_what_it_is_made_of(rule):
                    mode="scene")
     assert "attire" not in _heads(g)
     assert ("man", "wearing", "coat") in _triples(g)
+
+
+@pytest.mark.parametrize("text, thing", [
+    ("A white tent stands in the background.", "tent"),
+    ("The background reveals a rocky hill.", "hill"),
+    ("The background is a dense cluster of houses.", "houses"),
+])
+def test_things_relate_to_the_background_by_being_in_it(rule, text, thing):
+    assert _triples(rule.parse(text, mode="scene")) == {(thing, "in", "background")}
