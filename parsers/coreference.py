@@ -221,6 +221,7 @@ def merge_sentences(text: str, graphs: Sequence[LanguageGraph]) -> SceneGraph:
         added = len(scene.relations)
         relations, inverted = _uninverted(g)
         relations = _shared_by_conjuncts(g, relations)
+        relations = _participles_of_things(scene, g, relations, mapped)
         for r in relations:
             _add_paragraph_relation(scene, g, r, mapped, offset)
         _possessions(scene, g, mapped, offset, added)
@@ -242,6 +243,29 @@ HOLDING_PARTS = frozenset({"hand", "hands", "grasp", "grip", "fist", "fists", "p
 #: structure rising``: the tower is white)
 SELF_NOUNS = frozenset({"structure", "form", "shape", "silhouette", "outline", "exterior",
                         "figure", "frame"})
+
+
+def _participles_of_things(scene: _Scene, g: LanguageGraph, relations: list[Relation],
+                           mapped: dict[int, int]) -> list[Relation]:
+    """``relations`` with a participle the parse gave to an abstract subject (``The image
+    shows a dog running on the beach``: the image runs) given to the nearest thing that
+    subject relates to before it (the dog)."""
+    def thing(i: int) -> bool:
+        return not is_abstract(scene.entities[mapped[i]].head)
+
+    out = []
+    for r in relations:
+        first = r.text.lower().split()[:1]
+        if first and first[0].endswith("ing") and not thing(r.subject):
+            objects = {q.object for q in relations if q.subject == r.subject and q is not r}
+            before = [i for i, e in enumerate(g.entities)
+                      if e.span[1] <= r.span[0] and i != r.object and thing(i)
+                      and i in objects]
+            if before:
+                nearest = max(before, key=lambda i: g.entities[i].span[1])
+                r = Relation(subject=nearest, object=r.object, text=r.text, span=r.span)
+        out.append(r)
+    return out
 
 
 def _shared_by_conjuncts(g: LanguageGraph, relations: list[Relation]) -> list[Relation]:

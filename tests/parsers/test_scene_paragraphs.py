@@ -386,3 +386,11 @@ def test_clothing_as_a_whole_names_what_it_is_made_of(rule):
 ])
 def test_things_relate_to_the_background_by_being_in_it(rule, text, thing):
     assert _triples(rule.parse(text, mode="scene")) == {(thing, "in", "background")}
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("The image shows a dog running on the beach.", ("dog", "running on", "beach")),
+    ("The focal point is a red barn, standing in a field.", ("barn", "standing in", "field")),
+])
+def test_a_participle_of_the_picture_describes_the_thing_it_shows(rule, text, triple):
+    assert triple in _triples(rule.parse(text, mode="scene"))
