@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import CANONICAL_HEADS, PARTITIVE_NOUNS, WEARER_NOUNS, lexicon_form
+from parsers.lexicon import (
+    CANONICAL_HEADS,
+    OWNED_PART_NOUNS,
+    PARTITIVE_NOUNS,
+    WEARER_NOUNS,
+    lexicon_form,
+)
 from parsers.noun_classes import is_abstract, is_modifier
 from parsers.paragraph import fronted_place, inverted_place, paragraph_relation, possessed_by
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
@@ -313,6 +319,11 @@ def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,
     """Add a relation of a sentence as a paragraph's scene graph writes it
     (:func:`parsers.paragraph.paragraph_relation`)."""
     subject, obj = mapped[r.subject], mapped[r.object]
+    if r.text.lower() == "has" and r.span[0] < len(g.tokens) \
+            and g.tokens[r.span[0]].lower() == "of" \
+            and not any(lexicon_form(_last_word(scene.entities[obj].head), words)
+                        for words in (OWNED_PART_NOUNS, PARTITIVE_NOUNS, SCENE_PARTITIVES)):
+        return  # `the beauty of the city`, `a portrait of a city`: no part of it
     changed = paragraph_relation(r.text.lower().split(), scene.entities[subject].head,
                                  scene.entities[obj].head)
     if changed is not None:

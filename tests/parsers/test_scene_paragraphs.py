@@ -394,3 +394,11 @@ def test_things_relate_to_the_background_by_being_in_it(rule, text, thing):
 ])
 def test_a_participle_of_the_picture_describes_the_thing_it_shows(rule, text, triple):
     assert triple in _triples(rule.parse(text, mode="scene"))
+
+
+def test_of_gives_has_only_for_parts_in_scene_mode(rule):
+    g = rule.parse("A boy holds the tail of a kite. A poster of a lighthouse hangs on the "
+                   "wall.", mode="scene")
+    triples = _triples(g)
+    assert ("kite", "has", "tail") in triples
+    assert ("lighthouse", "has", "poster") not in triples
