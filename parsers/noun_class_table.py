@@ -5,7 +5,9 @@
 are at least those under concrete ones; ``MODIFIER_WORDS``: the other words tagged more
 than twice as often as adjectives or adverbs as as nouns; ``IRREGULAR_PLURALS``:
 ``plural:singular`` from ``noun.exc`` where the regular stem would be taken for one of
-those (``leaves:leaf``); all separated by white space.
+those (``leaves:leaf``); ``UNSEEN_VERBS``: the verb lemmas tagged at least as often in
+senses of thinking, saying or feeling as in all others (``suggest``, ``indicate``); all
+separated by white space.
 
 WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.
 
@@ -783,4 +785,93 @@ wrinkled written yet yielding young younger youthful
 
 IRREGULAR_PLURALS = """
 fortes:fortis his:his leaves:leaf lures:lur soles:sol uglies:ugli
+"""
+
+UNSEEN_VERBS = """
+abhor abstract accede accentuate accept acclaim accost accuse acknowledge acquaint
+acquiesce acquit address admire admit admonish adore advertise advise advocate affirm
+affront agree aim alarm alert alienate allege amaze amend analyse analyze anger animate
+announce annoy answer antagonize anticipate apologize appease applaud appraise
+appreciate apprehend apprentice appropriate approve arbitrate argue arouse arraign
+articulate ascertain ascribe ask aspire assay assent assert assess associate assume
+assure astonish astound attest attribute audit augur authenticate authorize await awe
+babble badger baffle bait ban banter baptize bar bark base bask bawl bay beckon bedamn
+befuddle beg beguile belabor believe bellow bemoan berate beseech beset besmirch bespeak
+bet betray bewail beware bewilder bewitch bicker blab blame blaspheme bleat bless blurt
+bluster boast bode boo book bore bow brag brief broadcast brood brook browbeat bruit
+budget bug bulletin bullshit bypass cable cackle calculate call calm calumniate canonize
+captivate care caricature castigate catalogue catechize categorize caution caw cerebrate
+chaff challenge chant characterize charm chart chat chatter check cheer cherish chide
+chill chirp chivy choose chorus chronicle cipher circulate cite claim clamor clarify
+class classify cluck coach coax collate comfort command commemorate commend comment
+commiserate commune communicate compare complain compliment comprehend compromise
+compute concede conciliate conclude concur condemn condone confer confess confide
+confirm confound confuse congratulate conjecture connote consent consider console
+conspire construe consult contact contemplate contend contest contract contrast converse
+convey convict convince convulse corroborate couch counsel count counter
+counterchallenge covet credit criticise criticize croon crow crunch cry cube curse cuss
+damn date daunt dawn deal debate decide declaim declare decree decry dedicate deduce
+deduct deem delight demand demarcate demean demur denote denounce deny deplore depress
+deride derive describe desert designate desire despair despise destine detail deter
+determine detest devote diagnose dial dictate differentiate digest digress din disabuse
+disagree disallow disappoint disapprove disbelieve disclose discount discourage
+discredit discriminate discuss disdain dishearten dislike dismiss disprove dispute
+disregard disrupt dissemble disseminate dissent dissuade distinguish distort distract
+distrust divulge docket document domineer doom doubt downgrade dramatize drawl dread dub
+dupe echo edify ejaculate elaborate elate elicit elucidate embarrass embellish embitter
+embolden emphasize enchant encipher endear engross engulf enjoin enjoy enliven enquire
+enrage ensure enthrall entice enumerate enunciate envy equate err eschew esteem estimate
+eulogize evade evaluate evidence evoke exact exaggerate exalt examine exasperate except
+excite exclaim exclude excommunicate excoriate excuse exemplify exonerate expect explain
+explore expound express extenuate extrapolate factor falsify fascinate fathom fault faze
+fear feel feign felicitate figure file film flag flatter flirt flout fluster focus
+forbid forecast foreknow foresee forget forgive formulate forsake forswear fret frighten
+fulminate fume fuss gabble gauge general generalize gentle gesticulate gesture gloat
+glorify glory goad grade gratify greet grieve groan group growl grumble grunt guarantee
+guess gull hail hanker harangue harbor harp harry hate haunt hazard headline hedge
+herald hint hiss holler hoot hope howl hum humanize humble humiliate humor hypothesize
+identify idolize ignore illustrate immerse implore imply imprecate impress impute incite
+inculcate indicate indoctrinate infer inflect inflict inform infuriate inquire insist
+inspire instigate instruct insult insure intend intercede interest interject internalize
+interpret interrupt interview intimate intimidate intone inveigh investigate invite
+irritate issue itemize jabber jaw jeer jest jilt joke judge justify key kid know label
+lament lampoon leak learn lecture lighten like link list loathe log long love lull lure
+major manifest mark marvel master mastermind mean measure mediate meditate memorize
+menace mention mesmerize mew mince mind miscalculate misconstrue misgauge misinterpret
+misjudge mislead misname misquote misread misrepresent mistake mistrust misunderstand
+mitigate moan mock moderate mollify moo motion mourn mouth mull multiply mumble murmur
+muse mutter mystify nag name narrate nasale needle neglect negotiate nettle nickname nod
+nominate notarize notify nurture object obsess offend officer omit oppose order outclass
+outline outrage overburden overemphasize overestimate override overshoot overwhelm
+pacify pad page panic paraphrase pardon parrot permit perturb pester petition
+philosophize phone photograph phrase pick pipe pity plan plat plead please pledge plot
+plumb point ponder pore portend portray postulate praise prattle pray preach predict
+preface prefer preoccupy presage prescribe presume presuppose pretend pride probe
+proclaim profess program prohibit promise promulgate pronounce prophesy propose
+proposition proscribe protest provoke publicize purport puzzle quack quarrel query
+question quiet quip quote radio rail rank rate rationalize reacquaint react read
+reaffirm realize reason reassert reassure rebuff rebuke rebut recalculate recall
+recapitulate recapture recite reckon reclassify recognize recollect recommend reconsider
+reconstruct record recount rededicate reevaluate reexamine refer refuse refute regard
+regret reinterpret reiterate reject rejoice relate relay relearn relish relive rely
+remand remark remember remind reminisce remonstrate rename reorder repeal repeat repent
+rephrase reply report reprimand reproach reprobate repudiate repute request requisition
+reread rerun reschedule rescind research resent reset reshape resolve respect respond
+restate rethink retort retract retranslate revere reverence review revile revise reward
+rewrite ridicule rivet roar romanticize ruffle rumor sadden salute sanction savor savvy
+say scandalize scare schedule scheme scoff scold scorn scream screen scribble select
+sentence sequence shape shock shout shriek shrill shun sicken sidestep sign signal
+signify singsong sizzle skip skirt slant slate slot snarl snoop snub socialize solace
+solicit solve soothe speak specify speculate spell spout spurn spy squall squawk squeal
+stammer startle state steel steep still stipulate stress study stump stutter style
+submit subordinate subpoena subscribe substantiate subtract succumb suggest sulk
+summarize summate summon supplicate suppose surmise surprise survey suspect swan swear
+symbolize sympathize synthesise synthesize talk tantalize taunt teach tease telegraph
+telephone televise tell tempt term terrify testify thank theorize think threaten time
+title tolerate torment torture trace train transcribe transfix translate trouble trumpet
+trust tutor type underestimate underline underrate underscore understand understate
+underwrite universalize unmask unteach upgrade uphold uplift upset urge utter validate
+value venerate vent venture verify veto vex view vindicate vocalize voice volunteer
+vouch vow wail want warble warn warp warrant wave weight wheedle whine whinny whisper
+whoop will wisecrack wish wonder word worry worship wrangle yap yearn yell yelp
 """

@@ -22,7 +22,8 @@ graphs write these as follows:
   relations score);
 * a relation that is only a preposition of purpose, role or source or a conjunction
   (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``) is
-  left out;
+  left out, as is one named by a verb of thinking, saying or feeling (``the sky suggests
+  good weather``: :func:`parsers.noun_classes.is_unseen_verb`);
 * what a thing is dotted or strewn with is in it (:data:`SCATTERING_VERBS`: ``a sky dotted
   with clouds``: ``( clouds , in , sky )``), what it is equipped, fitted or laden with it
   has (:data:`HAVING_VERBS`: ``( bike , has , basket )``);
@@ -49,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
+from parsers.noun_classes import is_unseen_verb
 from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
@@ -175,6 +177,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
                 _last(obj), CLOTHING_NOUNS) or lexicon_form(_last(obj), OUTER_GARMENTS)):
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
+    if is_unseen_verb(core[0]):
+        return "", False
     if len(core) == 2 and core[1] == "by" and core[0].endswith("ed") and len(core[0]) > 4:
         return core[0], True
     return None
