@@ -486,6 +486,34 @@ def _key_of(exp: Experiment, model: str, subset: str, seed: int) -> dict[str, An
     return key
 
 
+#: Sections whose settings all have defaults: a run key compares them filled, so a setting
+#: added with its default value (or written out at it) does not make earlier results stale.
+_FILLED_SECTIONS = ("train", "eval", "loss")
+
+
+def _same_run(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two run keys name the same run: equal, or equal once the sections of
+    :data:`_FILLED_SECTIONS` are filled with their defaults (here and in ``init_from``)."""
+    if old == new:
+        return True
+
+    def filled(key: Any) -> Any:
+        if not isinstance(key, dict) or not isinstance(key.get("config"), dict):
+            return key
+        config = dict(key["config"])
+        for name in _FILLED_SECTIONS:
+            config[name] = dict(schema.section(config, name))
+        out = {**key, "config": config}
+        if isinstance(key.get("init_from"), dict):
+            out["init_from"] = {**key["init_from"], "key": filled(key["init_from"].get("key"))}
+        return json.loads(json.dumps(out, sort_keys=True, default=str))
+
+    try:
+        return filled(old) == filled(new)
+    except ConfigError:         # a setting this version no longer knows
+        return False
+
+
 def _with_init(exp: Experiment, out: Path, cfg: dict[str, Any], model: str, subset: str,
                seed: int) -> dict[str, Any]:
     """``cfg`` with ``model.vl.init`` at the checkpoint of the run that initialises it."""
@@ -691,7 +719,7 @@ def _state(exp: Experiment, out: Path, model: str, subset: str, seed: int
     old = _read_result(_run_dir(out, model, subset, seed) / "result.json")
     if old is None:
         return "new", key, None
-    if old["key"] != key:
+    if not _same_run(old["key"], key):
         return "changed", key, old
     if old.get("word_bin") != exp.word_bin:
         return "rebucket", key, old

@@ -178,6 +178,13 @@ def test_a_changed_config_is_refused_then_retrained(dataset, tmp_path):
     first = run_experiment(config, out, progress=False, log=lambda s: None)
     run_dir = out / "runs" / "rcrn" / "uniform_25" / "seed0"
     assert first.outcomes[0].status == "trained" and not (run_dir / "last.pt").exists()
+    # a setting written out at its default value is the same run; another value is not
+    same = run_experiment(config, out, overrides=["loss.pair_margin=1.0"], progress=False,
+                          log=lambda s: None)
+    assert same.outcomes[0].status == "cached"
+    with pytest.raises(ConfigError, match=r"loss\.pair_margin: '<unset>' -> 2\.0"):
+        run_experiment(config, out, overrides=["loss.pair_margin=2.0"], progress=False,
+                       log=lambda s: None)
     with pytest.raises(ConfigError, match=r"(?s)train\.steps: 2 -> 3.*--rerun-changed"):
         run_experiment(config, out, overrides=["train.steps=3"], progress=False,
                        log=lambda s: None)
