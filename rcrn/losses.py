@@ -92,9 +92,9 @@ def pair_term(out: ModelOutput, batch: GroundingBatch, margin: float
 
     The two expressions differ in one relation phrase, so the difference of their log
     beliefs at the referent is the difference of what that relation's messages send
-    there: the term trains Relation Sim on exactly the evidence the match head reads,
-    from the first step, where the match term alone waits until the beliefs already
-    separate matched from mismatched pairs (``docs/ablations.md``).
+    there: the term trains Relation Sim on the evidence a match decision needs from the
+    first step, where the match term alone waits until the beliefs already separate
+    matched from mismatched pairs (``docs/ablations.md``).
     """
     zero = batch.box_feats.new_zeros(())
     if out.ground_belief is None:
@@ -123,6 +123,8 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
     * ``reg``: smooth-L1 (``cfg.reg="release"``: L1) between predicted and target
       offsets of the chosen proposal, on matched pairs whose chosen proposal overlaps
       the referent box (omega = 0 otherwise, appendix B; see ``LossConfig``).
+    * ``pair``: :func:`pair_term` with ``cfg.pair_margin``, when ``cfg.pair`` is not 0
+      (the toolkit's term; (0, 0) otherwise).
 
     Returns:
         ``{term: (sum, count)}`` for every term of :data:`TERMS`; a term's value is
