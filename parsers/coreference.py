@@ -17,13 +17,20 @@ from collections.abc import Callable, Sequence
 
 from parsers.lexicon import (
     CANONICAL_HEADS,
+    CLOTHING_NOUNS,
     OWNED_PART_NOUNS,
     PARTITIVE_NOUNS,
     WEARER_NOUNS,
     lexicon_form,
 )
 from parsers.noun_classes import is_abstract, is_modifier
-from parsers.paragraph import fronted_place, inverted_place, paragraph_relation, possessed_by
+from parsers.paragraph import (
+    JOINERS,
+    fronted_place,
+    inverted_place,
+    paragraph_relation,
+    possessed_by,
+)
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
@@ -280,9 +287,9 @@ def _shared_by_conjuncts(g: LanguageGraph, relations: list[Relation]) -> list[Re
     wears the jeans too)."""
     out = []
     for r in relations:
-        if r.text.lower() in ("and", ",", "&"):
+        if r.text.lower() in JOINERS:
             before = [q for q in relations if q.subject == r.subject and q is not r
-                      and q.text.lower() not in ("and", ",", "&", "")
+                      and q.text.lower() and q.text.lower() not in JOINERS
                       and g.entities[q.object].span[1] == r.span[0]]
             if before:
                 r = Relation(subject=r.subject, object=r.object, text=before[0].text,
@@ -339,8 +346,7 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
     """Give each thing named after a possessive determiner (``its head``) to its owner
     (:func:`parsers.paragraph.possessed_by`); ``added``: the first relation of the
     sentence among the scene's."""
-    from parsers.conventions import HAS, WEAR
-    from parsers.lexicon import CLOTHING_NOUNS
+    from parsers.conventions import HAS, WEAR  # conventions imports this module
 
     starts: dict[int, int] = {}
     for j, e in enumerate(g.entities):

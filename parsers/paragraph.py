@@ -54,7 +54,7 @@ from parsers.noun_classes import is_unseen_verb
 from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
-           "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "NOT_SEEN_WORDS",
+           "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "JOINERS", "NOT_SEEN_WORDS",
            "fronted_place", "inverted_place", "paragraph_relation", "possessed_by",
            "side_phrase"]
 
@@ -65,7 +65,8 @@ FRONTED_PREPOSITIONS = frozenset({
     "across", "along", "against", "among", "amidst", "amid", "beyond", "inside", "outside",
     "atop", "by", "within", "around", "over", "to",
 })
-_JOINERS = frozenset({"and", ",", "&"})
+#: words that join coordinated things (``a poster and a lamp``)
+JOINERS = frozenset({"and", ",", "&"})
 
 #: relation words that say a thing has another
 HAVE_WORDS = frozenset({"with", "features", "featuring", "feature", "boasts", "boasting",
@@ -256,7 +257,7 @@ def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
                 subjects.append(i)
             continue
         gap = lw[spans[subjects[-1]][1]:spans[i][0]]
-        if gap and all(w in _JOINERS for w in gap) and thing(i):
+        if gap and all(w in JOINERS for w in gap) and thing(i):
             subjects.append(i)
         else:
             break
