@@ -233,9 +233,9 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
             or tokens[c.start].lower() not in ("has", "have", "had", "with") \
             or ci + 3 >= len(chunks):
         return False
-    # after "with" Y may be a list: "with cups , plates and bowls in it"
+    # Y may be a list: "with cups , plates and bowls in it", "has a cup and a plate on it"
     k = ci + 1
-    while tokens[c.start].lower() == "with" and k + 2 < len(chunks) and chunks[k].kind == NP \
+    while k + 2 < len(chunks) and chunks[k].kind == NP \
             and chunks[k + 1].kind in (CONJ, SOFT) and chunks[k + 2].kind == NP and k - ci < 8:
         k += 2
     if k + 2 >= len(chunks):
@@ -245,6 +245,16 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
             and tokens[it.start].lower() in ("it", "them")
             and (k + 3 == len(chunks) or chunks[k + 3].kind in (HARD, SOFT, CONJ, REL,
                                                                  COP)))
+
+
+def _it_of(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
+    """Whether the pronoun that ends ``X has Y PREP it`` after the relation chunk ``ci`` is
+    ``it`` (not ``them``)."""
+    for k in range(ci + 1, min(len(chunks), ci + 12)):
+        c = chunks[k]
+        if c.kind == NP and c.end - c.start == 1 and tokens[c.start].lower() in ("it", "them"):
+            return tokens[c.start].lower() == "it"
+    return False
 
 
 # ------------------------------------------------------- noun phrase chunks
@@ -780,6 +790,11 @@ def has_y_on_it(a: Attacher, c: Chunk, ci: int) -> bool:
     subj = a.relation_subject(c, ci)
     if subj < 0:
         return False
+    last = a.last_np
+    if subj != last and last >= 0 and is_person(a.builder.entities[subj].head) \
+            and not is_person(a.builder.entities[last].head) and _it_of(a.chunks, ci, a.tokens):
+        # "a man holding an umbrella with a logo on it": "it" is no person, so the thing
+        subj = last
     a.has_it = subj
     a.has_items = []
     a.pending = None

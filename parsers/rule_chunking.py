@@ -586,7 +586,7 @@ class Chunker:
                 while mods_start < head_start and lw[mods_start] in DETERMINERS:
                     mods_start += 1
         chunk.modifiers = [tokens[k] for k in range(mods_start, head_start)
-                           if lw[k] not in ("of", "and", "or")]
+                           if lw[k] not in ("of", "and", "or", ",")]
         self.split_owner(chunk, det_end, head_start)
         if posture:
             chunk.modifiers.append(posture)
@@ -746,6 +746,35 @@ def partitive_of(s: Chunker) -> bool:
         s.i += 1
         return True
     return False
+
+
+#: attribute words that may be listed with commas inside a noun phrase (not numbers)
+_LISTED_ATTRIBUTES = ATTRIBUTE_WORDS - _COUNT_WORDS
+
+
+@only_for({","})
+def attribute_list_comma(s: Chunker) -> bool:
+    """A comma between attribute words that a noun ends (``a yellow , red , and blue
+    logo``, ``a large white , blue and red jet``) stays in the noun phrase, with an ``and``
+    / ``or`` right after it; the attributes describe that noun, and the comma separates
+    no list of things."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start < 0 or not s.np_content or s.w != "," or lw[i - 1] not in _LISTED_ATTRIBUTES:
+        return False
+    j = i + 1
+    last_attr = -1
+    while j < n and j - i < 12 and (lw[j] in _LISTED_ATTRIBUTES or lw[j] in (",", "and", "or")):
+        if lw[j] in _LISTED_ATTRIBUTES:
+            last_attr = j
+        j += 1
+    if last_attr != j - 1 or j >= n:
+        return False
+    w = lw[j]
+    if not w.isalpha() or w in DETERMINERS or w in CONJUNCTION_WORDS or w in VERB_FORMS \
+            or w in ADVERBS or s.rel_trie.longest(lw, j) > j or table_verb_class(w) == VERB:
+        return False
+    s.i += 2 if i + 1 < n and lw[i + 1] in ("and", "or") else 1
+    return True
 
 
 @only_for({"and", "or"})
@@ -1107,6 +1136,7 @@ def content_word(s: Chunker) -> bool:
 CHUNK_RULES: list[ChunkRule] = [
     detached_possessive,
     quoted_name,
+    attribute_list_comma,
     punctuation,
     picture_frame,
     there_is,

@@ -339,3 +339,27 @@ def test_a_negated_have_keeps_its_objects(rule, triples_of):
     # "doesn't have Y in it": the negated relation stays
     got = triples_of(rule.parse("the box doesn't have a key in it"))
     assert ("box", "doesn't have", "key") in got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # "has" before a list and "on it" puts every item on X, as "with" does
+    ("the shelf has a clock and two candles on it",
+     {("clock", "on", "shelf"), ("candles", "on", "shelf")}),
+    # "it" after "with" following a verb's object is that object, not the person
+    ("a boy carrying a box with a sticker on it",
+     {("boy", "carrying", "box"), ("sticker", "on", "box")}),
+])
+def test_has_a_list_on_it(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, head, modifiers", [
+    # commas between attribute words inside a noun phrase separate no things
+    ("a green , white , and orange kite over the park", "kite", ["green", "white", "orange"]),
+    ("a boy holding a brown, red and grey bag", "bag", ["brown", "red", "grey"]),
+])
+def test_attribute_lists_with_commas(rule, text, head, modifiers):
+    graph = rule.parse(text)
+    ents = {e.head: e for e in graph.entities}
+    assert head in ents and ents[head].modifiers == modifiers
+    assert not {"green", "white", "brown", "red"} & set(ents)

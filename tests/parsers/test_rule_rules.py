@@ -37,6 +37,7 @@ EXAMPLES = {
     ("chunk", "there_is"): "There is a cat on the table",
     ("chunk", "subject_pronoun"): "A man and a woman sit on a bench. They smile at a dog.",
     ("chunk", "partitive_of"): "a pair of scissors on the desk",
+    ("chunk", "attribute_list_comma"): "a red , white and blue flag on the pole",
     ("chunk", "attribute_coordination"): "a black and white cat on the mat",
     ("chunk", "compound_noun"): "a teddy bear on the bed",
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
