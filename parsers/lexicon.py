@@ -362,6 +362,13 @@ PARTITIVE_NOUNS: frozenset[str] = frozenset({
     "blanket", "stream", "puff", "wisp", "wisps", "streak", "streaks", "cloud", "display",
     "picture", "photo", "photograph", "image", "view", "statue", "figurine", "drawing",
     "sculpture", "reflection", "strip", "strips", "roll", "rolls",
+    # more measures, servings and depictions whose noun after "of" is the thing shown
+    "bar", "bars", "tuft", "tufts", "blade", "blades", "wedge", "wedges", "bale", "bales",
+    "drip", "drips", "drop", "drops", "splash", "tube", "tubes", "spoonful", "scoop",
+    "scoops", "dollop", "blob", "glob", "sprig", "sprigs", "mound", "mounds", "slab",
+    "formation", "species", "varieties", "remains", "trail", "gang", "pad", "pads",
+    "photos", "pictures", "images", "painting", "paintings", "cartoon", "illustration",
+    "illustrations", "close-up", "closeup",
 })
 
 #: nouns ending like a participle (``-ing`` / ``-ed``); never guessed to be verbs

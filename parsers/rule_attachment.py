@@ -46,6 +46,7 @@ from parsers.lexicon import (
     WEARER_NOUNS,
     lexicon_form,
 )
+from parsers.noun_classes import is_modifier
 from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
@@ -341,6 +342,20 @@ def position_without_whole(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a tree with no leaves``, ``a bowl without a lid``: what ``with no`` / ``without``
+    names is not there: no entity and no relation, and a later relation chains to the
+    phrase before it (``a tree with no leaves next to a bench``: the tree is next to it)."""
+    p = a.pending
+    if p is None or p.copula or p.verb or p.subject < 0 or p.end - p.start != 1:
+        return False
+    word = a.word(p.start)
+    if not (word == "without" or (word == "with" and a.word(c.start) == "no")):
+        return False
+    a.pending = None
+    return True
+
+
 def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
     """A pronoun object (``a hot dog on a plate with a fork next to it``, ``a woman with a
     phone at her ear``... ``held to her``) stands for its antecedent (:func:`antecedent`):
@@ -407,6 +422,7 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     not after a sentence-initial relation is the root."""
     builder = a.builder
     head, modifiers = _canonical_head(c.head, c.modifiers)
+    head = _stand_in_head(a, c, head)
     e = builder.add_entity(c.start, c.end, head, modifiers)
     if c.owner is not None:
         os_, oe, ohead, omods, at = c.owner
@@ -427,6 +443,43 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         a.clause_subj = e
     a.last_np = e
     return True
+
+
+#: nouns that stand for a noun named before them (``one in a red coat``, ``the others``)
+_STAND_IN_NOUNS = frozenset({"one", "ones", "other", "others"})
+#: words that may open such a noun phrase
+_STAND_IN_OPENERS = frozenset({"the", "a", "an", "another", "each", "this", "that", "these",
+                               "those", "one", "first", "second", "third", "last", "other"})
+
+
+def _stand_in_head(a: Attacher, c: Chunk, head: str) -> str:
+    """The head of a noun phrase that only stands for a noun named before it, as FACTUAL
+    names such entities: ``each other`` / ``one another`` after a relation is its subject
+    (``two boats next to each other``: boat next to boat); ``one``, ``the other``, ``the
+    others`` the nearest earlier plural (``two men , one in a red coat``), else the
+    nearest earlier entity (``the bowl next to the one with a lid``), where a relation or
+    a relative clause describes it.  Other heads stay."""
+    low = head.lower()
+    if low not in _STAND_IN_NOUNS and low != "another" or c.owner is not None:
+        return head
+    words = [a.word(k) for k in range(c.start, c.end)]
+    entities = a.builder.entities
+    if words in (["each", "other"], ["one", "another"]):
+        p = a.pending
+        return entities[p.subject].head if p is not None and p.subject >= 0 else head
+    ci = a.chunks.index(c)
+    if low == "another" or a.next_kind(ci) not in (REL, PRON) \
+            or not all(w in _STAND_IN_OPENERS or is_modifier(w) or w == low for w in words):
+        return head  # only one that the text goes on to describe: "the one with a lid"
+    fallback = ""
+    for k in range(len(entities) - 1, -1, -1):
+        other = entities[k].head
+        if other.lower() in _STAND_IN_NOUNS or entities[k].text.lower() in PRONOUNS:
+            continue
+        if agrees("they", other):
+            return other
+        fallback = fallback or other
+    return fallback or head
 
 
 def _owner(a: Attacher, pronoun: str, e: int) -> int:
@@ -567,6 +620,9 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
     list) shares that relation, and is the object the next conjunct is coordinated
     with."""
     r = a.last_rel
+    c = a.chunks[ci]
+    if c.end - c.start == 1 and a.word(c.start) == "one" and a.next_kind(ci) == REL:
+        return False  # "one in a red coat and one in a blue coat": a new item
     if (_after_conjunction(a) or _after_list_comma(a, ci)) and r is not None \
             and r.object == a.conj_np:
         a.relate(r.subject, e, r.start, r.end)
@@ -1097,8 +1153,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, pronoun_object,
-         pronoun_subject, noun_phrase],
+    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, absent_object,
+         pronoun_object, pronoun_subject, noun_phrase],
     REL: [verb_of_object_relative, verb_of_relative_without_pronoun, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],

@@ -80,6 +80,9 @@ _COUNT_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven",
                           "ten", "many", "several", "few", "most", "some", "all", "both",
                           "each", "none", "any"})
 #: endings of adjectives; a word with one of them does not name a whole before a part noun
+#: endings of words that describe a noun of quantity or depiction (``a hazy image``)
+_DESCRIPTION_ENDINGS = ("ed", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive", "al",
+                        "ic", "y")
 _ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive")
 #: words the lexicon classes itself; the word-class table (:mod:`parsers.word_classes`)
 #: is asked only about other words
@@ -478,7 +481,11 @@ class Chunker:
             return all(lw[k] in ATTRIBUTE_WORDS for k in range(det_end, i - 1))
         if prev not in PARTITIVE_NOUNS:
             return False
+        # words of a description before the noun (``an immense pile``, ``a black and white
+        # photo``, ``a blurry image``), no noun of its own (``a bread slice of``)
         return all(lw[k] in ATTRIBUTE_WORDS or lw[k] in ADVERBS or lw[k].isdigit()
+                   or lw[k] in ("and", "or") or is_modifier(lw[k])
+                   or (lw[k].endswith(_DESCRIPTION_ENDINGS) and lw[k] not in PARTICIPLE_NOUNS)
                    for k in range(det_end, i - 1))
 
     def region_end(self, end: int) -> int:
@@ -1123,6 +1130,25 @@ def unknown_participle_before_preposition(s: Chunker) -> bool:
     return False
 
 
+@only_for({"one"})
+def one_after_plural(s: Chunker) -> bool:
+    """``one`` right after a plural noun, before a relation (``two men one in a red coat``,
+    ``boxes one of which``), opens a noun phrase of its own: one of those things."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w != "one" or s.np_start < 0 or not s.np_content or i - 1 < s.np_det_end \
+            or i + 1 >= n or s.rel_trie.longest(lw, i + 1) == i + 1:
+        return False
+    prev = lw[i - 1]
+    plural = prev in _IRREGULAR_PLURALS or (
+        prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
+    if prev in ATTRIBUTE_WORDS or not prev.isalpha() or not plural:
+        return False
+    s.close_np(i)
+    s.np_start, s.np_det_end, s.np_content = i, i, True
+    s.i += 1
+    return True
+
+
 def content_word(s: Chunker) -> bool:
     """Any other word is a content word of the open noun phrase (opening one if none is)."""
     if s.np_start < 0:
@@ -1160,5 +1186,6 @@ CHUNK_RULES: list[ChunkRule] = [
     partitive_determiner,
     determiner,
     unknown_participle_before_preposition,
+    one_after_plural,
     content_word,
 ]

@@ -363,3 +363,50 @@ def test_attribute_lists_with_commas(rule, text, head, modifiers):
     ents = {e.head: e for e in graph.entities}
     assert head in ents and ents[head].modifiers == modifiers
     assert not {"green", "white", "brown", "red"} & set(ents)
+
+
+@pytest.mark.parametrize("text, wanted, unwanted_heads", [
+    # a noun of measure, serving or depiction before "of" leaves the head to the thing
+    ("a bar of chocolate lying on the counter", {("chocolate", "lying on", "counter")},
+     {"bar"}),
+    ("the goat is standing near two bales of straw", {("goat", "standing near", "straw")},
+     {"bales"}),
+    # also after words that describe it, known or not
+    ("an enormous heap of laundry on the sofa", {("laundry", "on", "sofa")}, {"heap"}),
+    ("a grainy black and white photo of a sailor on a ship", {("sailor", "on", "ship")},
+     {"photo"}),
+])
+def test_measures_and_depictions_before_of(rule, triples_of, text, wanted, unwanted_heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == wanted
+    assert not unwanted_heads & {e.head for e in graph.entities}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # what "with no" or "without" names is not there; a later relation describes X
+    ("a tree with no leaves to the left of the woman", {("tree", "to the left of", "woman")}),
+    ("a bowl without a lid on the table", {("bowl", "on", "table")}),
+])
+def test_absent_objects(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted_heads", [
+    # "each other" is the relation's subject again
+    ("three ducks swimming next to each other in a pond",
+     {("ducks", "swimming next to", "ducks"), ("ducks", "in", "pond")}, {"other"}),
+    # "one" / "the other" that the text describes stand for the plural named before them
+    ("two girls , one in a red coat , the other in a green scarf",
+     {("girls", "wearing", "coat"), ("girls", "wearing", "scarf")}, {"one", "other"}),
+    ("two boys one in a yellow shirt and one in a blue shirt",
+     {("boys", "wearing", "shirt")}, {"one"}),
+    # else for the nearest thing
+    ("a red mug next to the one with a chipped handle",
+     {("mug", "next to", "mug"), ("mug", "with", "handle")}, {"one"}),
+])
+def test_words_that_stand_for_a_noun(rule, triples_of, text, wanted, unwanted_heads):
+    graph = rule.parse(text)
+    got = triples_of(graph)
+    assert wanted <= got
+    assert not unwanted_heads & {e.head for e in graph.entities}
+    assert ("boys", "in", "boys") not in got
