@@ -338,8 +338,30 @@ def position_without_whole(a: Attacher, c: Chunk, ci: int) -> bool:
     if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
             and a.word(a.chunks[ci + 1].start) == "of":
         return False
+    _placed_on_whole(a, c)
     a.pending = None
     return True
+
+
+def _placed_on_whole(a: Attacher, c: Chunk) -> None:
+    """``a pole with a lamp on top``, ``a shirt with a logo and a name on the front``: the
+    place after the objects of ``with`` is a place on the phrase before ``with``, as FACTUAL
+    writes it: ``( lamp , on top of , pole )`` instead of ``( pole , with , lamp )``."""
+    p, r = a.pending, a.last_rel
+    if p is None or r is None or r.object != p.subject or r.verb \
+            or r.end - r.start != 1 or a.word(r.start) != "with" \
+            or c.end - c.start > 3 or a.word(c.end - 1) not in ("top", "front", "back", "side",
+                                                               "bottom", "inside", "end"):
+        return
+    words = [a.word(k) for k in range(p.start, p.end)] + [a.word(c.end - 1), "of"]
+    if words[:2] == ["at", "top"] or words == ["at", "the", "top", "of"]:
+        words = ["on", "top", "of"]
+    text = " ".join(w for w in words if w not in ("the", "a", "an"))
+    for rel in a.builder.relations:
+        if rel.span == (r.start, r.end) and rel.subject == r.subject:
+            rel.subject, rel.object = rel.object, rel.subject
+            rel.text = text
+            rel.span = (p.start, p.start)
 
 
 def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
@@ -570,10 +592,30 @@ def object_of_relation(a: Attacher, e: int, ci: int) -> bool:
             for other in a.partners.get(p.subject, ()):
                 a.relate(other, e, p.start, p.end)
                 a.shared.add(other)
-        a.relate(p.subject, e, p.start, p.end)
+        text = _companion_of_verb(a, e)
+        if text:
+            a.builder.add_relation(p.subject, e, p.start, p.start, text=text)
+        else:
+            a.relate(p.subject, e, p.start, p.end)
         _resolve_pending(a, e)
         return True
     return False
+
+
+def _companion_of_verb(a: Attacher, e: int) -> str:
+    """``a man playing frisbee with his dog``, ``lying on the sofa with a cat``: ``with``
+    after a verb's object, before a person or an animal, names whom the verb's subject does
+    it with, and FACTUAL writes the verb with it (``playing with``); else ``""``."""
+    p, r = a.pending, a.last_rel
+    if p is None or r is None or not r.verb or r.subject != p.subject \
+            or p.end - p.start != 1 or a.word(p.start) != "with" or a.prev != REL \
+            or r.object != a.last_np:
+        return ""
+    head = a.builder.entities[e].head
+    if not (is_person(head) or is_animal(head)) or a.word(r.start) in _WEAR_FORMS \
+            or a.word(r.start) in ("has", "have", "having", "had", "with"):
+        return ""
+    return f"{a.tokens[r.start]} with"
 
 
 def _after_conjunction(a: Attacher) -> bool:

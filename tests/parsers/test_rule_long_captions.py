@@ -410,3 +410,30 @@ def test_words_that_stand_for_a_noun(rule, triples_of, text, wanted, unwanted_he
     assert wanted <= got
     assert not unwanted_heads & {e.head for e in graph.entities}
     assert ("boys", "in", "boys") not in got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a place after the objects of "with" is a place on the phrase before "with"
+    ("a lamp post with a camera on top", {("camera", "on top of", "post")}),
+    ("a tower with a big clock at the top", {("clock", "on top of", "tower")}),
+    ("a girl wearing a hoodie with a star and a moon on the back",
+     {("girl", "wearing", "hoodie"), ("star", "on back of", "hoodie"),
+      ("moon", "on back of", "hoodie")}),
+])
+def test_with_y_on_a_place_of_x(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "with" a person or an animal after a verb's object: the verb is done with them
+    ("a girl throwing a stick with her puppy", {("girl", "throwing with", "puppy")},
+     {("girl", "with", "puppy")}),
+    ("an old man sitting on a bench with his son", {("man", "sitting with", "son")},
+     set()),
+    # an instrument keeps "with"
+    ("a girl hitting a ball with a racket", {("girl", "with", "racket")}, set()),
+])
+def test_verb_with_a_companion(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
