@@ -11,8 +11,9 @@ such data maps the phrase the same way:
   (``a bowl of soup``: ``bowl has soup``, as does ``full of``: ``a shelf full of
   books``); a place on something is a part of it as well (``the side of the road``:
   ``road has side``, as FACTUAL's annotators write it);
-* **clothing** – ``a man in a red shirt`` and ``a woman dressed in black`` are
-  annotated ``wear`` (also after ``clad in``, ``donned in``, ``cloaked in``); ``with``
+* **clothing** – ``a man in a red shirt``, ``a man standing in a coat`` and ``a woman
+  dressed in black`` are annotated ``wear`` (also after ``clad in``, ``donned in``,
+  ``cloaked in``); ``with``
   marks clothing of
   :data:`~parsers.lexicon.WORN_WITH_NOUNS` as worn (``a boy with glasses``);
 * **parts and outer garments** – ``with`` before a part of a person or an animal is
@@ -87,6 +88,11 @@ _PARTICLE_DROPPING_VERBS = frozenset(
     for end in ends)
 
 
+#: participles of being inside something: ``a kitten sitting in a boot`` wears nothing
+_INSIDE_VERBS = frozenset({"sitting", "lying", "laying", "sleeping", "hiding", "resting",
+                           "curled", "napping", "peeking", "stuck", "stuffed", "packed"})
+
+
 #: participles of dressing: ``a man dressed in black``, ``clad in a coat``: ``wearing``
 _DRESS_VERBS = frozenset({"dressed", "clad", "donned", "cloaked", "attired", "garbed"})
 
@@ -131,6 +137,10 @@ def relation_convention(words: Sequence[str], subject: str,
     last = words[-1]
     if first in _DRESS_VERBS and last in ("in", "as"):
         return WEAR, False
+    if n == 2 and last == "in" and first.endswith("ing") and first not in _INSIDE_VERBS \
+            and (lexicon_form(o, CLOTHING_NOUNS) or lexicon_form(o, OUTER_GARMENTS)) \
+            and not lexicon_form(s, CLOTHING_NOUNS):
+        return WEAR, False  # "a man standing in a red coat": he wears it
     if words == ["full", "of"]:
         return HAS, False
     if n == 2:

@@ -945,17 +945,23 @@ def _object_relation(a: Attacher) -> _Relation | None:
 
 def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     """``the man next to the car wearing a hat``: a verb after the object of a preposition
-    describes the subject of that preposition; an ``-ing`` participle after the object of
-    a verb describes the verb's subject (``a man sitting in the audience wearing a hat``:
-    the man wears the hat), unless that object is a person (``a girl talking to a man
-    holding a cup``: the man holds it)."""
+    describes the subject of that preposition, unless that object is a person and the
+    subject a thing (``a sign next to a man wearing a hat``: the man wears it); an ``-ing``
+    participle after the object of a verb describes the verb's subject (``a man sitting in
+    the audience wearing a hat``: the man wears the hat), unless that object is a person
+    (``a girl talking to a man holding a cup``: the man holds it)."""
     r = _object_relation(a)
     if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
-        if r.verb and is_person(a.builder.entities[r.object].head):
+        entities = a.builder.entities
+        if r.verb and is_person(entities[r.object].head):
             return None  # "listening to a man holding a cup": the man holds it
         if _describes_whole_after_of(a, r, c):
             return r.object
-        return _top_of_prepositions(a, r.subject)
+        top = _top_of_prepositions(a, r.subject)
+        if is_person(entities[r.object].head) and not is_person(entities[top].head) \
+                and not is_animal(entities[top].head):
+            return None  # "a sign next to a man standing in a coat": a thing does not stand
+        return top
     return None
 
 

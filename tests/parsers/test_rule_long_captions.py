@@ -437,3 +437,26 @@ def test_verb_with_a_companion(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # after a person that is the object of a thing's preposition, the verb is the person's
+    ("a lamp next to a woman reading a newspaper", {("woman", "reading", "newspaper")},
+     {("lamp", "reading", "newspaper")}),
+    # a person's preposition still passes it on ("the man next to the car wearing a hat")
+    ("a boy next to his father holding a kite", {("boy", "holding", "kite")}, set()),
+])
+def test_participle_after_a_person_that_a_thing_is_near(rule, triples_of, text, wanted,
+                                                         unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triple", [
+    # clothing after a verb with "in" is worn; a thing one sits in is not
+    ("a tall man walking in a long coat", ("man", "wearing", "coat")),
+    ("a puppy sleeping in a boot", ("puppy", "sleeping in", "boot")),
+])
+def test_verb_in_clothing(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
