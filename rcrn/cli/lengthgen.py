@@ -104,7 +104,11 @@ RATE_TITLES = {"match": "Match", "grounding": "Grounding", "mrr": "MRR",
 THRESHOLD_KEYS = {"words": "max_words", "relations": "max_relations"}
 CSV_FIELDS = ("model", "subset", "seed", "train_subset", "fraction", "train_size", "train_pairs",
               "bucket_kind", "bucket", "lo", "hi", "in_distribution", "n", "n_matched",
-              "n_mismatched") + RATES + ("steps", "wall_time_s", "train_time_s", "eval_time_s")
+              "n_mismatched") + RATES + ("steps", "match_start", "wall_time_s", "train_time_s",
+                                         "eval_time_s")
+#: The training match loss (binary cross-entropy; chance is log 2 = 0.693) below which a
+#: run's match head counts as started (``match_start``).
+MATCH_START_LOSS = 0.6
 #: Files of a run directory that a retraining removes first (the Trainer appends to logs).
 RUN_FILES = ("result.json", "predictions.jsonl", "metrics.jsonl", "config.yaml", "last.pt",
              "last.pt.tmp")
@@ -745,6 +749,25 @@ def _check_models(exp: Experiment, models: Iterable[str]) -> None:
                               f"{type(exc).__name__}: {exc}") from exc
 
 
+def match_start(metrics: Path, below: float = MATCH_START_LOSS) -> int | None:
+    """The first logged training step of ``metrics`` (a Trainer's metrics.jsonl) whose
+    match loss is below ``below``: when the match head started learning. None when it
+    never fell below, or the log is missing or holds no match loss."""
+    try:
+        lines = metrics.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        value = record.get("match") if isinstance(record, dict) else None
+        if isinstance(value, (int, float)) and value < below and "step" in record:
+            return int(record["step"])
+    return None
+
+
 def _write_json(path: Path, value: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(value, indent=1), encoding="utf-8")
@@ -808,6 +831,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
         "train_subset": spec["train_subset"], "fraction": spec["fraction"],
         "train_size": len(train), "train_pairs": len({_pair_of(p) for p in train}),
         "test_size": len(test), "steps": int(trainer.step),
+        "match_start": match_start(run_dir / "metrics.jsonl"),
         "wall_time_s": round(t3 - t0, 2), "data_time_s": round(t1 - t0, 2),
         "train_time_s": round(t2 - t1, 2), "eval_time_s": round(t3 - t2, 2),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"), "rcrn_version": rcrn.__version__,
@@ -1057,6 +1081,8 @@ def _collect(exp: Experiment, out: Path, extra_runs: Sequence[tuple[str, str, in
     for run in runs:
         state, _, old = _state(exp, out, *run)
         if state in ("cached", "rebucket"):
+            if "match_start" not in old:    # a result written before the key existed
+                old["match_start"] = match_start(_run_dir(out, *run) / "metrics.jsonl")
             results.append(old)
             if state == "rebucket":
                 notes.append(f"{run[0]} / {run[1]} / seed {run[2]}: word buckets of width "
@@ -1080,7 +1106,8 @@ def _csv_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                   "train_subset": r.get("train_subset") or "",
                   "fraction": "" if r.get("fraction") is None else r["fraction"],
                   "train_size": r["train_size"], "train_pairs": r.get("train_pairs", ""),
-                  "steps": r.get("steps", ""), "wall_time_s": r.get("wall_time_s", ""),
+                  "steps": r.get("steps", ""), "match_start": r.get("match_start"),
+                  "wall_time_s": r.get("wall_time_s", ""),
                   "train_time_s": r.get("train_time_s", ""),
                   "eval_time_s": r.get("eval_time_s", "")}
         threshold = r["threshold"]
@@ -1310,10 +1337,31 @@ def _oracle_table(groups: list[tuple[str, str, list[dict[str, Any]]]]) -> list[s
     return lines + [""]
 
 
+def _start_table(groups: list[tuple[str, str, list[dict[str, Any]]]]) -> list[str]:
+    """The step at which every run's match head started (``match_start``), by seed, and
+    the spread of the seeds that started."""
+    groups = [(m, s, rs) for m, s, rs in groups if any("match_start" in r for r in rs)]
+    if not groups:
+        return []
+    lines = [f"Match head start: the first logged step with the training match loss below "
+             f"{MATCH_START_LOSS} (*never*: not within the run's steps):", "",
+             "| Model | Subset | Step by seed | Spread (steps) |", "|---|---|---|---:|"]
+    for m, s, rs in groups:
+        steps = [r.get("match_start") for r in rs]
+        cells = " / ".join(f"{r['seed']}: {'never' if v is None else v}"
+                           for r, v in zip(rs, steps))
+        started = [v for v in steps if v is not None]
+        spread = str(max(started) - min(started)) if len(started) > 1 else "–"
+        if started and len(started) < len(steps):
+            spread += f" ({len(steps) - len(started)} never)"
+        lines.append(f"| {m} | {s} | {cells} | {spread} |")
+    return lines + [""]
+
+
 def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
                    notes: Sequence[str] = ()) -> str:
-    """summary.md: the mean ± std table, the oracle grounding table, claim lines, bucket
-    tables and notes."""
+    """summary.md: the mean ± std table, the oracle grounding table, every seed's match
+    head start, claim lines, bucket tables and notes."""
     groups = _group(results, exp)
     lines = ["# Length generalisation and data efficiency", "",
              f"Experiment: `{exp.source}`. Test split: the whole synthetic test split; "
@@ -1335,7 +1383,8 @@ def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
         lines.append("| " + " | ".join(cells) + " |")
     if not groups:
         lines.append("| *(no results yet)* |" + " |" * (len(header) - 1))
-    lines += [""] + _oracle_table(groups) + _claim_lines(exp, groups) + [""]
+    lines += [""] + _oracle_table(groups) + _start_table(groups) + _claim_lines(exp, groups)
+    lines += [""]
     length_subsets = [s for s, spec in exp.subsets.items() if spec["train_subset"]]
     for s in length_subsets or list(exp.subsets)[:1]:
         lines += _bucket_table("words", s, groups)

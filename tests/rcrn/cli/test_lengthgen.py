@@ -19,6 +19,7 @@ from rcrn.cli.lengthgen import (
     ci95,
     format_summary,
     load_experiment,
+    match_start,
     run_config,
     run_experiment,
     select_fraction,
@@ -107,6 +108,42 @@ def test_every_run_writes_its_result_and_the_aggregates(done, capsys):
     assert "- rcrn OOD drop, Match: " in summary
     assert "no_top_down did not learn" in summary   # two steps of training
     assert "- rcrn / len_words: Match" in summary
+    # every run's match head start, read from its training log
+    assert "Match head start: the first logged step" in summary
+    for model in ("rcrn", "no_top_down"):
+        d = out / "runs" / model / "len_words" / "seed0"
+        result = json.loads((d / "result.json").read_text())
+        assert result["match_start"] == match_start(d / "metrics.jsonl")
+
+
+def test_match_start_is_the_first_logged_step_below_the_bound(tmp_path):
+    log = tmp_path / "metrics.jsonl"
+    records = [{"step": 50, "loss": 3.0, "match": 0.69}, {"step": 100, "eval": {"full": {}}},
+               {"step": 100, "match": 0.61}, {"step": 150, "match": 0.58},
+               {"step": 200, "match": 0.3}]
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\nnot json\n")
+    assert match_start(log) == 150
+    assert match_start(log, below=0.62) == 100
+    assert match_start(log, below=0.2) is None
+    assert match_start(tmp_path / "absent.jsonl") is None
+    log.write_text(json.dumps({"step": 50, "grd": 0.1}) + "\n")     # no match loss logged
+    assert match_start(log) is None
+
+
+def test_the_summary_gives_every_seeds_match_head_start():
+    results = [dict(_result("rcrn", k, (95, 95), (90, 90)), match_start=v)
+               for k, v in enumerate((550, None, 900))]
+    results += [dict(_result("ce", k, (60, 60), (50, 50)), match_start=None) for k in range(3)]
+    exp = Experiment(base={}, models={"rcrn": {}, "ce": {}},
+                     subsets={"len_words": {"train_subset": "len_words", "fraction": None,
+                                            "length": "words"}},
+                     seeds=[0, 1, 2], claim=Claim(model="rcrn", baseline="ce"))
+    lines = format_summary(exp, results).splitlines()
+    at = lines.index("| Model | Subset | Step by seed | Spread (steps) |")
+    assert lines[at + 2] == "| rcrn | len_words | 0: 550 / 1: never / 2: 900 | 350 (1 never) |"
+    assert lines[at + 3] == "| ce | len_words | 0: never / 1: never / 2: never | – |"
+    # results without the key (none of their runs logged) leave the table out
+    assert "Step by seed" not in format_summary(exp, [_result("rcrn", 0, (95, 95), (90, 90))])
 
 
 def test_csv_rows_and_bucket_counts_add_up(done, dataset):
