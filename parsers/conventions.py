@@ -93,6 +93,10 @@ _INSIDE_VERBS = frozenset({"sitting", "lying", "laying", "sleeping", "hiding", "
                            "curled", "napping", "peeking", "stuck", "stuffed", "packed"})
 
 
+#: verbs that introduce the words written on a thing
+_SAYING_VERBS = frozenset({"says", "say", "saying", "said", "reads", "read", "reading"})
+
+
 #: participles of dressing: ``a man dressed in black``, ``clad in a coat``: ``wearing``
 _DRESS_VERBS = frozenset({"dressed", "clad", "donned", "cloaked", "attired", "garbed"})
 
@@ -133,6 +137,8 @@ def relation_convention(words: Sequence[str], subject: str,
         if first == "with" and lexicon_form(o, OWNED_PART_NOUNS) \
                 and (is_person(s) or is_animal(s)):
             return HAS, False
+        if first in _SAYING_VERBS and o == "words":
+            return "on", True  # "a sign that says `` stop ''": the words are on the sign
         return None
     last = words[-1]
     if first in _DRESS_VERBS and last in ("in", "as"):

@@ -450,6 +450,10 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         os_, oe, ohead, omods, at = c.owner
         owner = builder.add_entity(os_, oe, *_canonical_head(ohead, omods))
         builder.add_relation(owner, e, at, at, text=HAS)
+    if c.quote is not None:  # "a `` stop '' sign": the words are on the sign
+        qs, qe = c.quote
+        words = builder.add_entity(qs, qe, "words", [" ".join(a.tokens[qs:qe])])
+        builder.add_relation(words, e, c.start, c.start, text="on")
     _haired(a, c, e)
     if a.has_it >= 0:
         a.has_items.append(e)
@@ -997,6 +1001,15 @@ def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+def subject_after_quoted_words(a: Attacher, c: Chunk) -> int | None:
+    """``a sign that reads `` stop '' on a pole``: after the quoted words a verb of saying
+    named, a relation describes the thing they are written on."""
+    r = _object_relation(a)
+    if r is not None and r.verb and a.builder.entities[r.object].head == "words":
+        return r.subject
+    return None
+
+
 def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
     """``a mug of tea on the desk``, ``a ball of yarn on a table``: after ``X of Y`` the
     head X (the root) carries the relation."""
@@ -1193,6 +1206,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_of_coordinated_relation,
     participle_after_prepositional_object,
     subject_after_y_on_it,
+    subject_after_quoted_words,
     subject_of_head_before_of,
     subject_described_after_object,
     subject_placed_in_scene,

@@ -168,7 +168,7 @@ class Chunk:
     it starts."""
 
     __slots__ = ("kind", "start", "end", "head", "modifiers", "attr_only", "verb", "neg_start",
-                 "owner")
+                 "owner", "quote")
 
     def __init__(self, kind: int, start: int, end: int) -> None:
         self.kind = kind
@@ -182,6 +182,8 @@ class Chunk:
         # a possessor or whole named inside a noun phrase ("the man 's hat", "the clock
         # hands"): (start, end, head, modifiers, position of the "has" relation)
         self.owner: tuple[int, int, str, list[str], int] | None = None
+        # quoted words written on the phrase's thing ("a `` stop '' sign"): their span
+        self.quote: tuple[int, int] | None = None
 
 
 class Chunker:
@@ -196,7 +198,7 @@ class Chunker:
     """
 
     __slots__ = ("tokens", "lw", "n", "warnings", "rel_trie", "compound_trie", "chunks", "i",
-                 "w", "np_start", "np_det_end", "np_content", "neg_at", "pk")
+                 "w", "np_start", "np_det_end", "np_content", "neg_at", "pk", "quote")
 
     def __init__(self, tokens: list[str], lw: list[str], warnings: list[str],
                  rel_trie: Trie, compound_trie: Trie) -> None:
@@ -214,6 +216,7 @@ class Chunker:
         self.np_content = False
         self.neg_at = -1
         self.pk = -1
+        self.quote: tuple[int, int] | None = None  # quoted words that label the next noun
 
     def run(self) -> list[Chunk]:
         """Apply :data:`CHUNK_RULES` at every token; the chunks of the text."""
@@ -563,6 +566,8 @@ class Chunker:
             end -= 1
             posture = tokens[end]
         chunk = Chunk(NP, start, end)
+        if self.quote is not None:
+            chunk.quote, self.quote = self.quote, None
         if det_end == end:  # determiners only ("this", "that"): the last one is the head
             chunk.head = tokens[end - 1]
             self.chunks.append(chunk)
@@ -592,8 +597,10 @@ class Chunker:
                 mods_start = k + 1
                 while mods_start < head_start and lw[mods_start] in DETERMINERS:
                     mods_start += 1
+        quoted = range(*chunk.quote) if chunk.quote is not None else range(0)
         chunk.modifiers = [tokens[k] for k in range(mods_start, head_start)
-                           if lw[k] not in ("of", "and", "or", ",")]
+                           if lw[k] not in ("of", "and", "or", ",") and k not in quoted
+                           and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)]
         self.split_owner(chunk, det_end, head_start)
         if posture:
             chunk.modifiers.append(posture)
@@ -692,6 +699,63 @@ def quoted_name(s: Chunker) -> bool:
         if lw[k] in _HARD_PUNCT:
             return False
     return False
+
+
+_QUOTE_OPENERS = frozenset({"`", '"', "“"})
+_QUOTE_CLOSERS = frozenset({"'", '"', "”"})
+_QUOTE_MARKS = _QUOTE_OPENERS | _QUOTE_CLOSERS
+#: verbs that introduce the words written on a thing (``a sign that says `` stop ''``)
+_SAYING_VERBS = frozenset({"says", "say", "saying", "said", "reads", "read", "reading"})
+
+
+@only_for(_QUOTE_OPENERS)
+def quoted_words(s: Chunker) -> bool:
+    """Quoted words not after a label noun are the words written on a thing, an entity
+    FACTUAL names ``words``: right before a noun they label it (``a `` stop '' sign``, kept
+    for that noun's phrase), elsewhere they are a noun phrase of their own (``a sign that
+    says `` stop ''``); a verb of saying before them (``the building says``) ends the
+    noun phrase before it."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w not in _QUOTE_OPENERS or (s.np_start < 0 and all(c.kind in (SOFT, HARD)
+                                                             for c in s.chunks)):
+        return False  # a quoted caption ("`` books on a shelf ''") is no quotation
+    k = i
+    while k < n and lw[k] in _QUOTE_OPENERS and k - i < 2:
+        k += 1
+    opened = k
+    close = -1
+    for j in range(opened + 1, min(n, opened + 16)):
+        if lw[j] in _QUOTE_CLOSERS:
+            close = j
+            break
+    if close < 0 or not any(w[:1].isalnum() for w in lw[opened:close]):
+        return False
+    end = close
+    while end < n and lw[end] in _QUOTE_CLOSERS and end - close < 2:
+        end += 1
+    if s.np_start >= 0 and s.np_content and lw[i - 1] in _SAYING_VERBS:
+        if i - 1 > s.np_start:
+            s.emit_np(s.np_start, s.np_det_end, i - 1)  # "the sign on the building says"
+        s.np_start = -1
+        s.np_content = False
+        s.i = i - 1
+        s.add_relation(i, True)
+    nxt = lw[end] if end < n else ""
+    if nxt.isalpha() and nxt not in DETERMINERS and nxt not in CONJUNCTION_WORDS \
+            and s.rel_trie.longest(lw, end) == end and nxt not in VERB_FORMS \
+            and nxt not in COPULAS and nxt not in RELATIVE_PRONOUNS:
+        if s.np_content:
+            s.close_np(i)  # an open phrase of determiners only goes on after the quote
+        s.quote = (opened, close)
+        s.i = end
+        return True
+    s.close_np(i)
+    chunk = Chunk(NP, i, end)
+    chunk.head = "words"
+    chunk.modifiers = [" ".join(s.tokens[opened:close])]
+    s.chunks.append(chunk)
+    s.i = end
+    return True
 
 
 def punctuation(s: Chunker) -> bool:
@@ -1162,6 +1226,7 @@ def content_word(s: Chunker) -> bool:
 CHUNK_RULES: list[ChunkRule] = [
     detached_possessive,
     quoted_name,
+    quoted_words,
     attribute_list_comma,
     punctuation,
     picture_frame,

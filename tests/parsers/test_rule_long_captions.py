@@ -460,3 +460,23 @@ def test_participle_after_a_person_that_a_thing_is_near(rule, triples_of, text, 
 ])
 def test_verb_in_clothing(rule, triples_of, text, triple):
     assert triple in triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, wanted", [
+    # quoted words are an entity "words" on the thing that says them or that they label
+    ("a mug that says `` best dad ever ''", {("words", "on", "mug")}),
+    ("the banner over the gate reads `` welcome home ''",
+     {("banner", "over", "gate"), ("words", "on", "banner")}),
+    ("a boy holding a `` happy birthday '' balloon",
+     {("boy", "holding", "balloon"), ("words", "on", "balloon")}),
+    ('a board that reads "open" on a door', {("words", "on", "board"), ("board", "on", "door")}),
+])
+def test_quoted_words(rule, triples_of, text, wanted):
+    graph = rule.parse(text)
+    assert triples_of(graph) == wanted
+    words = next(e for e in graph.entities if e.head == "words")
+    assert len(words.modifiers) == 1
+
+
+def test_a_quoted_caption_is_no_quotation(rule, triples_of):
+    assert triples_of(rule.parse("`` two cups on a shelf ''")) == {("cups", "on", "shelf")}

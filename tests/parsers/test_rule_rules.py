@@ -32,6 +32,7 @@ def all_rules() -> list[tuple[str, object]]:
 EXAMPLES = {
     ("chunk", "detached_possessive"): "the man 's hat",
     ("chunk", "quoted_name"): "the sign \" stop \" on a pole",
+    ("chunk", "quoted_words"): "a shirt that says \" hello \"",
     ("chunk", "punctuation"): "the cat , the dog .",
     ("chunk", "picture_frame"): "a photo of a dog on a couch",
     ("chunk", "there_is"): "There is a cat on the table",
@@ -94,6 +95,7 @@ EXAMPLES = {
         "the cup that is on the plate that is near the fork and left of the knife",
     ("subject", "participle_after_prepositional_object"): "the man next to the car wearing a hat",
     ("subject", "subject_after_y_on_it"): "a cup with a lid on it sits on a table",
+    ("subject", "subject_after_quoted_words"): "a board that reads \" open \" on a door",
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
     ("subject", "subject_described_after_object"): "a boy hitting a ball with a bat",
     ("subject", "subject_placed_in_scene"): "a girl throwing a ball on the beach",
