@@ -117,6 +117,8 @@ def relation_convention(words: Sequence[str], subject: str,
     n = len(words)
     if n == 0:
         return None
+    if list(words) == ["w", "/"]:  # the shorthand "w/" is "with"
+        return relation_convention(["with"], subject, obj) or ("with", False)
     first = words[0]
     s, o = _last(subject), _last(obj)
     if n == 1:

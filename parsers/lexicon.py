@@ -127,6 +127,7 @@ OTHER_PREPOSITIONS = [
     "closer than", "longer than", "wider than", "heavier than", "lighter than",
     "older than", "younger than", "darker than", "brighter than", "more than", "less than",
     "as big as", "as large as", "as small as", "as tall as", "the same height as",
+    "w /",  # the shorthand "w/" for "with", which the tokenizer splits
 ]
 
 

@@ -230,8 +230,7 @@ def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
     (``the wall has a clock on it``, ``a wall with a clock on it``), where ``it`` is X and
     the relation is between Y and X."""
     c = chunks[ci]
-    if c.end - c.start != 1 \
-            or tokens[c.start].lower() not in ("has", "have", "had", "with") \
+    if " ".join(tokens[c.start:c.end]).lower() not in ("has", "have", "had", "with", "w /") \
             or ci + 3 >= len(chunks):
         return False
     # Y may be a list: "with cups , plates and bowls in it", "has a cup and a plate on it"

@@ -913,6 +913,23 @@ def unknown_adverb(s: Chunker) -> bool:
     return True
 
 
+@only_for({"here", "there"})
+def here_and_there(s: Chunker) -> bool:
+    """``here`` / ``there`` after a noun (``piles of grass here and there``, ``a cup
+    there``) say where it is, not what: no noun phrase, skipped (``there is`` opening a
+    clause is :func:`there_is`)."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w not in ("here", "there") or (i + 1 < n and lw[i + 1] in COPULAS):
+        return False
+    after_noun = s.np_start >= 0 and s.np_content
+    after_here = i >= 2 and lw[i - 2] == "here" and lw[i - 1] in ("and", "&", "or")
+    if not (after_noun or after_here) or (i + 1 < n and s.starts_relation(i + 1)):
+        return False  # "dotted here and there with trees" keeps its words
+    s.close_np(i)
+    s.i += 1
+    return True
+
+
 @only_for(LIGHT_VERBS)
 def light_verb_before_comparison(s: Chunker) -> bool:
     """A light verb before an attribute comparison (``that has the same colour as``, ``with
@@ -1237,6 +1254,7 @@ CHUNK_RULES: list[ChunkRule] = [
     compound_noun,
     adverb_before_relation,
     unknown_adverb,
+    here_and_there,
     light_verb_before_comparison,
     participle_after_noun,
     participle_with_particle,

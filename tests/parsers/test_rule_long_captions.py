@@ -480,3 +480,17 @@ def test_quoted_words(rule, triples_of, text, wanted):
 
 def test_a_quoted_caption_is_no_quotation(rule, triples_of):
     assert triples_of(rule.parse("`` two cups on a shelf ''")) == {("cups", "on", "shelf")}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # "w/" is "with", and its conventions follow ("with" glasses: worn)
+    ("a chair w/ a red cushion", {("chair", "with", "cushion")}),
+    ("a girl w/ sunglasses", {("girl", "wearing", "sunglasses")}),
+    ("a crate w/ a lamp on it", {("lamp", "on", "crate")}),
+    # "here" / "there" after a noun name no thing
+    ("a lawn with patches of moss here and there", {("lawn", "with", "moss")}),
+    ("an old wall with bits of ivy here & there , near a gate",
+     {("wall", "with", "ivy"), ("wall", "near", "gate")}),
+])
+def test_shorthand_with_and_here_and_there(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples

@@ -58,6 +58,7 @@ EXAMPLES = {
     ("chunk", "unknown_participle_before_preposition"): "a man kitesurfing on the lake",
     ("chunk", "one_after_plural"): "two girls one in a red coat",
     ("chunk", "unknown_adverb"): "two boats floating apart",
+    ("chunk", "here_and_there"): "a field with tufts of weeds here and there",
     ("chunk", "content_word"): "the cup",
     ("attach", "attributes_after_copula"): "the banana is yellow",
     ("attach", "it_of_has_on_it"): "the wall has a clock on it",
