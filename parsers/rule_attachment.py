@@ -171,6 +171,12 @@ class Attacher:
         conventions of :mod:`parsers.conventions` (X of Y -> Y has X, ...)."""
         builder = self.builder
         words = [t.lower() for t in self.tokens[start:end]]
+        if words == ["for"]:
+            # a purpose or a recipient ("a fence for protection", "a bowl for the dog"):
+            # FACTUAL's annotators name no relation; the phrase stays linked, unnamed
+            builder.add_relation(subj, obj, start, start, text="")
+            self.worn = -1
+            return
         conv = relation_convention(words, builder.entities[subj].head,
                                    builder.entities[obj].head)
         self.worn = obj if (conv is not None and conv[0] == WEAR) or (
@@ -1000,6 +1006,16 @@ def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+def subject_of_purpose(a: Attacher, c: Chunk) -> int | None:
+    """``a man climbing a ladder to reach the roof``: a verb after ``to`` that follows the
+    object of another verb says what that verb's subject does it for: it describes that
+    subject."""
+    r = _object_relation(a)
+    if r is not None and r.verb and c.verb and c.start > 0 and a.word(c.start - 1) == "to":
+        return r.subject
+    return None
+
+
 def subject_after_quoted_words(a: Attacher, c: Chunk) -> int | None:
     """``a sign that reads `` stop '' on a pole``: after the quoted words a verb of saying
     named, a relation describes the thing they are written on."""
@@ -1205,6 +1221,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_of_coordinated_relation,
     participle_after_prepositional_object,
     subject_after_y_on_it,
+    subject_of_purpose,
     subject_after_quoted_words,
     subject_of_head_before_of,
     subject_described_after_object,

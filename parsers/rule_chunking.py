@@ -913,6 +913,26 @@ def unknown_adverb(s: Chunker) -> bool:
     return True
 
 
+@only_for({"to"})
+def infinitive(s: Chunker) -> bool:
+    """``to`` before a verb in its base form and a preposition or an object (``about to
+    bite into a sandwich``, ``a ladder to reach the roof``) is no relation: the verb is."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w != "to" or i + 2 >= n:
+        return False
+    w = lw[i + 1]
+    if w in DETERMINERS or w.endswith(("s", "ed", "ing")) or w in ATTRIBUTE_WORDS \
+            or not (w in _BASE_VERBS or table_verb_class(w) in (VERB, WEAK)):
+        return False
+    end, verb = s.relation_end(i + 1, True)
+    if end <= i + 1 or not verb:
+        return False
+    s.close_np(i)
+    s.i = i + 1
+    s.add_relation(end, True)
+    return True
+
+
 @only_for({"here", "there"})
 def here_and_there(s: Chunker) -> bool:
     """``here`` / ``there`` after a noun (``piles of grass here and there``, ``a cup
@@ -1255,6 +1275,7 @@ CHUNK_RULES: list[ChunkRule] = [
     adverb_before_relation,
     unknown_adverb,
     here_and_there,
+    infinitive,
     light_verb_before_comparison,
     participle_after_noun,
     participle_with_particle,

@@ -494,3 +494,20 @@ def test_a_quoted_caption_is_no_quotation(rule, triples_of):
 ])
 def test_shorthand_with_and_here_and_there(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "to" before a verb is no relation; the verb is, of the subject doing it
+    ("a girl about to bite into an apple", {("girl", "bite into", "apple")},
+     {("girl", "to", "bite")}),
+    ("a boy climbing a tree to reach a kite",
+     {("boy", "climbing", "tree"), ("boy", "reach", "kite")}, {("tree", "reach", "kite")}),
+    # "to" before a noun stays ("the gate to the garden")
+    ("the gate to the garden", {("gate", "to", "garden")}, set()),
+    # "for" names no relation in FACTUAL's graphs
+    ("a bowl of water for the dog", set(), {("bowl", "for", "dog"), ("water", "for", "dog")}),
+])
+def test_infinitives_and_for(rule, triples_of, text, wanted, unwanted):
+    got = {t for t in triples_of(rule.parse(text)) if t[1]}
+    assert wanted <= got
+    assert not unwanted & got
