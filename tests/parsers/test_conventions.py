@@ -54,6 +54,21 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["filled", "with"], "jar", "coins", None),
     (["laying", "on"], "puppy", "rug", ("lying on", False)),
     (["on"], "cup", "desk", None),
+    # shorter synonyms FACTUAL writes; VSR's own relations stay as written
+    (["underneath"], "cat", "table", ("under", False)),
+    (["hiding", "underneath"], "cat", "table", ("hiding under", False)),
+    (["inside", "of"], "keys", "box", ("inside", False)),
+    (["in", "between"], "lamp", "beds", ("between", False)),
+    (["at", "the", "top", "of"], "star", "tree", ("on top of", False)),
+    (["beneath"], "cat", "table", None),
+    (["below"], "shelf", "window", None),
+    # "w/" is "with"; words said are on the thing that says them; clothing after a verb
+    # and "in" is worn, a boot one sits in is not
+    (["w", "/"], "girl", "sunglasses", ("wearing", False)),
+    (["w", "/"], "girl", "kite", ("with", False)),
+    (["says"], "mug", "words", ("on", True)),
+    (["walking", "in"], "man", "coat", ("wearing", False)),
+    (["sitting", "in"], "kitten", "boot", None),
 ])
 def test_relation_convention(words, subject, obj, expected):
     assert relation_convention(words, subject, obj) == expected
