@@ -292,6 +292,8 @@ class Chunker:
         n = len(lw)
         if w in VERB_FORMS:
             nxt = lw[i + 1] if i + 1 < n else ""
+            if not predicate and self.plural_after_attributes(i):
+                return end, False  # "dead leaves on the ground": the leaves are the head
             if not predicate and w in WEAK_VERB_FORMS:
                 # after a possessive or "of" such a form is a noun ("a pair of shoes the ...")
                 possessed = i > 0 and (lw[i - 1].endswith(("'s", "’s", "s'"))
@@ -330,6 +332,17 @@ class Chunker:
             if verb_end > end:
                 return verb_end, True
         return end, end > i
+
+    def plural_after_attributes(self, i: int) -> bool:
+        """Whether the form in ``-s`` at ``i`` ends a noun phrase that holds only attribute
+        words before it (``dead leaves``, ``light green leaves``): then it is the phrase's
+        plural head, not a verb."""
+        w = self.lw[i]
+        if self.np_start < 0 or not self.np_content or i <= self.np_det_end \
+                or not w.endswith("s") or w.endswith("ss"):
+            return False
+        return all(self.lw[k] in ATTRIBUTE_WORDS or is_modifier(self.lw[k])
+                   or self.lw[k] in ("and", "or") for k in range(self.np_det_end, i))
 
     def verb_after_subject(self, i: int) -> bool:
         """Whether the verb form at ``i``, right after the noun of the open noun phrase and

@@ -511,3 +511,14 @@ def test_infinitives_and_for(rule, triples_of, text, wanted, unwanted):
     got = {t for t in triples_of(rule.parse(text)) if t[1]}
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a form in -s after attribute words only is the plural head, not a verb
+    ("dry brown leaves on the path", {("leaves", "on", "path")}),
+    ("small white spots on a wing", {("spots", "on", "wing")}),
+    # after a noun it is still a verb
+    ("a brown dog leaves the yard", {("dog", "leaves", "yard")}),
+])
+def test_plural_after_attributes(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
