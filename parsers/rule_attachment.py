@@ -1006,6 +1006,20 @@ def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+def subject_of_finite_verb(a: Attacher, c: Chunk) -> int | None:
+    """``the plate in front of the woman smelling the cake has a biscuit on it``, ``the man
+    next to the car holds a cup``: a verb in the third person after the object of another
+    relation is the verb of the clause, and its subject the clause's subject."""
+    r = _object_relation(a)
+    w = a.word(c.start)
+    if r is None or not c.verb or a.clause_subj < 0 or a.clause_subj == a.last_np \
+            or not (w in ("has", "does") or (w.endswith("s") and not w.endswith("ss")
+                                              and w[:-1].isalpha() and len(w) > 3)) \
+            or is_person(w[:-1]):
+        return None
+    return a.clause_subj
+
+
 def subject_of_purpose(a: Attacher, c: Chunk) -> int | None:
     """``a man climbing a ladder to reach the roof``: a verb after ``to`` that follows the
     object of another verb says what that verb's subject does it for: it describes that
@@ -1220,6 +1234,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_of_copula,
     subject_of_coordinated_relation,
     participle_after_prepositional_object,
+    subject_of_finite_verb,
     subject_after_y_on_it,
     subject_of_purpose,
     subject_after_quoted_words,

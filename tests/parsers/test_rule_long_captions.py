@@ -522,3 +522,16 @@ def test_infinitives_and_for(rule, triples_of, text, wanted, unwanted):
 ])
 def test_plural_after_attributes(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a verb in the third person after another relation's object is the clause's verb
+    ("the girl next to the fence holds a red balloon", {("girl", "holds", "balloon")},
+     {("fence", "holds", "balloon")}),
+    ("the tray near the boy eating soup has two cups on it",
+     {("boy", "eating", "soup"), ("cups", "on", "tray")}, {("cups", "on", "soup")}),
+])
+def test_finite_verb_of_the_clause(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

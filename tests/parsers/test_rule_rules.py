@@ -97,6 +97,7 @@ EXAMPLES = {
         "the cup that is on the plate that is near the fork and left of the knife",
     ("subject", "participle_after_prepositional_object"): "the man next to the car wearing a hat",
     ("subject", "subject_after_y_on_it"): "a cup with a lid on it sits on a table",
+    ("subject", "subject_of_finite_verb"): "the tray near the boy eating soup has a cup on it",
     ("subject", "subject_of_purpose"): "a boy climbing a tree to reach a kite",
     ("subject", "subject_after_quoted_words"): "a board that reads \" open \" on a door",
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
