@@ -48,6 +48,7 @@ from parsers.lexicon import (
 )
 from parsers.noun_classes import is_modifier
 from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
+from parsers.word_classes import CONJUNCTION_WORDS
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
@@ -1015,8 +1016,9 @@ def subject_of_finite_verb(a: Attacher, c: Chunk) -> int | None:
     if r is None or not c.verb or a.clause_subj < 0 or a.clause_subj == a.last_np \
             or not (w in ("has", "does") or (w.endswith("s") and not w.endswith("ss")
                                               and w[:-1].isalpha() and len(w) > 3)) \
-            or is_person(w[:-1]):
-        return None
+            or is_person(w[:-1]) \
+            or any(a.word(k) in CONJUNCTION_WORDS for k in range(r.start, c.start)):
+        return None  # "a dog barking because a cat sits on the fence": the cat sits
     return a.clause_subj
 
 
