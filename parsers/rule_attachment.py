@@ -1092,6 +1092,26 @@ def subject_placed_in_scene(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
+#: prepositions of nearness that, after the object of a verb and its preposition, place
+#: the verb's subject
+_NEARNESS = frozenset({"near", "next to", "in front of", "under", "into", "beside",
+                       "close to", "nearby"})
+
+
+def subject_near_after_verb_phrase(a: Attacher, c: Chunk) -> int | None:
+    """``a child sleeping on the floor next to a dog``: a preposition of nearness after the
+    object of a verb with its preposition places the verb's subject, unless that object is
+    a person or an animal (``sitting on a horse next to a man``: either)."""
+    r = _object_relation(a)
+    if r is None or not r.verb or r.end - r.start < 2 or c.verb \
+            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _NEARNESS:
+        return None
+    head = a.builder.entities[r.object].head
+    if is_person(head) or is_animal(head):
+        return None
+    return r.subject
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -1243,6 +1263,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_of_head_before_of,
     subject_described_after_object,
     subject_placed_in_scene,
+    subject_near_after_verb_phrase,
     nearest_noun_phrase,
 ]
 

@@ -535,3 +535,16 @@ def test_finite_verb_of_the_clause(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # nearness after the object of a verb and its preposition places the verb's subject
+    ("a cat sleeping on a rug next to a lamp", {("cat", "next to", "lamp")},
+     {("rug", "next to", "lamp")}),
+    # after a person or an animal it stays with them
+    ("a girl sitting beside a man near a tree", {("man", "near", "tree")}, set()),
+])
+def test_nearness_after_a_verb_phrase(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

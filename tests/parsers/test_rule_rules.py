@@ -105,6 +105,7 @@ EXAMPLES = {
     ("subject", "subject_placed_in_scene"): "a girl throwing a ball on the beach",
     ("attach", "worn_with_on"): "a skier with a red helmet on",
     ("attach", "verb_of_relative_without_pronoun"): "the hat the man is wearing",
+    ("subject", "subject_near_after_verb_phrase"): "a cat sleeping on a rug next to a lamp",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 
