@@ -370,6 +370,36 @@ def _placed_on_whole(a: Attacher, c: Chunk) -> None:
             rel.span = (p.start, p.start)
 
 
+#: colours, which alone after ``in`` describe rather than name a thing
+_COLOUR_WORDS = frozenset({"red", "orange", "yellow", "green", "blue", "purple", "pink",
+                           "brown", "black", "white", "gray", "grey", "silver", "gold",
+                           "golden", "beige", "tan", "navy", "maroon", "teal", "violet",
+                           "turquoise", "khaki", "dark", "light", "bright", "pale"})
+
+
+def colour_after_in(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``the brand name in red``, ``a photo in black and white``: colours alone after ``in``
+    describe a thing itself (``( name , is , red )``), as FACTUAL writes it: no entity of
+    the colour and no relation.  After a person (``a man in blue``) they stay an entity:
+    FACTUAL writes ``( man , in , blue )`` in short captions, ``( man , wear , clothes )``
+    and ``( clothes , is , blue )`` in long ones."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or a.word(p.end - 1) != "in" \
+            or not (p.end - p.start == 1 or a.word(p.start) in ("dressed", "clad")) \
+            or not c.attr_only or c.owner is not None:
+        return False
+    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    if not words or not all(w.lower() in _COLOUR_WORDS for w in words):
+        return False
+    builder = a.builder
+    head = builder.entities[p.subject].head
+    if is_person(head) or is_animal(head):
+        return False
+    builder.entities[p.subject].modifiers.extend(words)
+    a.pending = None
+    return True
+
+
 def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
     """``a tree with no leaves``, ``a bowl without a lid``: what ``with no`` / ``without``
     names is not there: no entity and no relation, and a later relation chains to the
@@ -1269,8 +1299,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, absent_object,
-         pronoun_object, pronoun_subject, noun_phrase],
+    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_in,
+         absent_object, pronoun_object, pronoun_subject, noun_phrase],
     REL: [verb_of_object_relative, verb_of_relative_without_pronoun, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],

@@ -548,3 +548,11 @@ def test_nearness_after_a_verb_phrase(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+def test_colours_after_in_describe_a_thing(rule, triples_of):
+    graph = rule.parse("a logo in red and white on the door of a van")
+    assert triples_of(graph) == {("logo", "on", "door"), ("van", "has", "door")}
+    assert graph.entities[0].modifiers == ["red", "white"]
+    # after a person they stay an entity, as FACTUAL's short captions write it
+    assert ("man", "in", "blue") in triples_of(rule.parse("a man in blue holding a cup"))
