@@ -556,3 +556,11 @@ def test_colours_after_in_describe_a_thing(rule, triples_of):
     assert graph.entities[0].modifiers == ["red", "white"]
     # after a person they stay an entity, as FACTUAL's short captions write it
     assert ("man", "in", "blue") in triples_of(rule.parse("a man in blue holding a cup"))
+
+
+def test_fillers_after_a_noun(rule, triples_of):
+    # "found" / "seen" right after a noun are no part of the relation after them
+    assert triples_of(rule.parse("a wooden door found in an old barn")) == {
+        ("door", "in", "barn")}
+    assert triples_of(rule.parse("a sailboat seen from the beach")) == {
+        ("sailboat", "from", "beach")}
