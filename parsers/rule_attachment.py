@@ -104,7 +104,7 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "reduced", "has_items")
+                 "reduced", "has_items", "prep_relative")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -144,6 +144,8 @@ class Attacher:
         self.reduced: tuple[int, int] | None = None
         self.up: dict[int, tuple[int, bool]] = {}  # object -> (subject, whether a verb) of
         #                                            the relation that made it an object
+        # span of a preposition before "which" ("the tunnel in which the train is coming")
+        self.prep_relative: tuple[int, int] | None = None
 
     def run(self) -> int:
         """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
@@ -839,6 +841,52 @@ def sentence_subject(a: Attacher, e: int, ci: int) -> bool:
 
 
 # ----------------------------------------------------------- relation chunks
+def preposition_before_which(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``the tunnel in which the train is coming``, ``the branch on which a bird sits``: a
+    preposition right before ``which`` / ``whom`` is the relative clause's, not a relation
+    of the noun phrase before it (:func:`verb_of_prepositional_relative`)."""
+    if c.verb or ci + 1 >= len(a.chunks) or a.chunks[ci + 1].kind != PRON \
+            or a.word(a.chunks[ci + 1].start) not in ("which", "whom") or a.last_np < 0 \
+            or a.prev not in (NP, SOFT):
+        return False
+    a.prep_relative = (c.start, c.end)
+    a.pending = None
+    return True
+
+
+def verb_of_prepositional_relative(a: Attacher, c: Chunk, ci: int) -> bool:
+    """The verb of a relative clause after a preposition and ``which`` relates the clause's
+    subject to the noun phrase before the preposition: with the preposition when the verb
+    has none of its own (``the branch on which a bird sits``: ``( bird , sits on , branch
+    )``; ``the road from which the truck is coming from``: ``coming from``); a verb with an
+    object keeps it, and the preposition relates the two (``a lamp beneath which two men
+    read a poster``: the men are beneath the lamp and read the poster)."""
+    if a.prep_relative is None or a.waiting < 0 or a.antecedent < 0 or not c.verb:
+        return False
+    ps, pe = a.prep_relative
+    subj, whole = a.waiting, a.antecedent
+    a.prep_relative = None
+    a.waiting = -1
+    a.antecedent = -1
+    a.ctx_subj = -1
+    if a.next_kind(ci) == NP:
+        a.relate(subj, whole, ps, pe)
+        a.pending = _Pending(subj, c.neg_start, c.end, False, True)
+        a.pred_subj = subj
+        return True
+    last = a.word(c.end - 1)
+    if c.end - c.start > 1 and not last.endswith(("ing", "ed", "s")) \
+            and last not in ("out", "up", "down", "off", "away", "back"):
+        a.relate(subj, whole, c.neg_start, c.end)  # the verb has its own preposition
+    else:
+        text = " ".join(a.tokens[c.neg_start:c.end] + a.tokens[ps:pe])
+        a.builder.add_relation(subj, whole, c.start, c.start, text=text)
+    a.last_rel = _Relation(subj, whole, c.start, c.end, True)
+    a.described = whole
+    a.pending = None
+    return True
+
+
 def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
     """``the dog that the man is holding``: the relation of an object relative clause goes
     from the clause's subject (the man) to the antecedent (the dog); a preposition with
@@ -1235,6 +1283,7 @@ def sentence_end(a: Attacher, c: Chunk, ci: int) -> bool:
     a.waiting = -1
     a.pred_subj = -1
     a.reduced = None
+    a.prep_relative = None
     if a.clause_subj >= 0:
         a.prev_subj = a.clause_subj
     a.clause_subj = -1
@@ -1301,7 +1350,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_in,
          absent_object, pronoun_object, pronoun_subject, noun_phrase],
-    REL: [verb_of_object_relative, verb_of_relative_without_pronoun, worn_with_on,
+    REL: [verb_of_prepositional_relative, verb_of_object_relative,
+          verb_of_relative_without_pronoun, preposition_before_which, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,
           relation_awaiting_object],
     COP: [copula],

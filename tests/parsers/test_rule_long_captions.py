@@ -564,3 +564,14 @@ def test_fillers_after_a_noun(rule, triples_of):
         ("door", "in", "barn")}
     assert triples_of(rule.parse("a sailboat seen from the beach")) == {
         ("sailboat", "from", "beach")}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a preposition before "which" belongs to the relative clause's verb
+    ("the branch on which a bird sits", {("bird", "sits on", "branch")}),
+    ("the gate from which the horses are coming out .", {("horses", "coming out from", "gate")}),
+    ("a big tree , under which two girls read a book",
+     {("girls", "under", "tree"), ("girls", "read", "book")}),
+])
+def test_preposition_before_which(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples

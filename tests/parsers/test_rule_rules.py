@@ -69,6 +69,8 @@ EXAMPLES = {
     ("attach", "pronoun_object"): "a cat sitting on a box and chasing a mouse under it",
     ("attach", "pronoun_subject"): "A man holds a cup. He is standing on a rug.",
     ("attach", "noun_phrase"): "the cup",
+    ("attach", "verb_of_prepositional_relative"): "the branch on which a bird sits",
+    ("attach", "preposition_before_which"): "the branch on which a bird sits",
     ("attach", "verb_of_object_relative"): "the dog that the man is holding",
     ("attach", "coordinated_relation_phrase"): "the cup next to and to the left of the plate",
     ("attach", "has_y_on_it"): "a wall with a clock on it",
