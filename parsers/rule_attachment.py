@@ -666,9 +666,14 @@ def _after_conjunction(a: Attacher) -> bool:
 
 def _after_list_comma(a: Attacher, ci: int) -> bool:
     """Whether the noun phrase ``ci`` follows a comma after another noun phrase and the list
-    goes on after it (``a dog , a cat and a bird``, ``cups , plates and bowls``)."""
+    goes on after it (``a dog , a cat and a bird``, ``cups , plates and bowls``; after its
+    ``of`` and the noun after that: ``a sandwich , a bowl of soup and crackers``)."""
+    nxt = ci
+    if a.next_kind(ci) == REL and a.word(a.chunks[ci + 1].start) == "of" \
+            and a.chunks[ci + 1].end - a.chunks[ci + 1].start == 1 and a.next_kind(ci + 1) == NP:
+        nxt = ci + 2  # "a sandwich , a bowl of soup , crackers": the list goes on
     return (a.prev == SOFT and a.comma_np >= 0 and a.comma_np == a.conj_np
-            and a.next_kind(ci) in (CONJ, SOFT)
+            and a.next_kind(nxt) in (CONJ, SOFT)
             and not (a.fronted is not None and not a.fronted_resolved))
 
 
@@ -709,6 +714,17 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
         return False  # "one in a red coat and one in a blue coat": a new item
     if (_after_conjunction(a) or _after_list_comma(a, ci)) and r is not None \
             and r.object == a.conj_np:
+        if r.end - r.start == 1 and a.word(r.start) == "of":
+            # "with a sandwich , a bowl of soup , crackers": the list goes on with the
+            # objects of the relation before "X of Y", not with Y
+            prior = next((x for x in reversed(a.builder.relations)
+                          if x.object == r.subject and x.span[1] > x.span[0]), None)
+            if prior is not None:
+                a.relate(prior.subject, e, *prior.span)
+                a.last_rel = _Relation(prior.subject, e, prior.span[0], prior.span[1],
+                                       a.up.get(r.subject, (-1, False))[1])
+                a.up[e] = (prior.subject, a.last_rel.verb)
+                return True
         a.relate(r.subject, e, r.start, r.end)
         a.last_rel = _Relation(r.subject, e, r.start, r.end, r.verb)
         a.up[e] = (r.subject, r.verb)

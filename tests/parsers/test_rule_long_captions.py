@@ -575,3 +575,18 @@ def test_fillers_after_a_noun(rule, triples_of):
 ])
 def test_preposition_before_which(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # after "X of Y" in a list, the list goes on with the objects of the relation before X
+    ("a tray with a cup , a bowl of rice , chopsticks and a napkin",
+     {("tray", "with", "bowl"), ("tray", "with", "chopsticks"), ("tray", "with", "napkin"),
+      ("bowl", "has", "rice")},
+     {("bowl", "has", "chopsticks"), ("bowl", "has", "napkin")}),
+    ("a boy holding a glass of milk and a cookie", {("boy", "holding", "cookie")},
+     {("glass", "in", "cookie"), ("cookie", "in", "glass")}),
+])
+def test_lists_after_x_of_y(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
