@@ -1115,6 +1115,14 @@ def _after_determiner_and_adverbs(s: Chunker) -> bool:
             and all(lw[k] in ADVERBS or table_adverb(lw[k]) for k in range(s.np_det_end, i)))
 
 
+def _noun_after_attributes(s: Chunker) -> bool:
+    """Whether the word at ``i`` is a noun of quantity that ends a phrase of attribute words
+    (``a broken piece of``, ``a small part of``), not a relation phrase (``piece of``)."""
+    return s.w in PARTITIVE_NOUNS | {"part", "parts"} and s.np_start >= 0 and s.np_content \
+        and s.i > s.np_det_end and all(s.lw[k] in ATTRIBUTE_WORDS
+                                       for k in range(s.np_det_end, s.i))
+
+
 def relation_phrase(s: Chunker) -> bool:
     """The longest relation phrase of the lexicon (``at the left side of``), or a verb with
     the preposition after it (``standing in front of``), extended over a place noun and
@@ -1122,7 +1130,8 @@ def relation_phrase(s: Chunker) -> bool:
     w, i = s.w, s.i
     if (s.np_start < 0 or s.np_content) \
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)) \
-            and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s):
+            and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s) \
+            and not _noun_after_attributes(s):
         end, is_verb = s.relation_end(i, s.expects_predicate())
         if end > i:
             end = s.region_end(end)

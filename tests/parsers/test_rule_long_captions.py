@@ -590,3 +590,11 @@ def test_lists_after_x_of_y(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+def test_noun_of_quantity_after_attributes(rule, triples_of):
+    # "piece of" after attribute words is a noun of quantity, not the relation "piece of"
+    assert triples_of(rule.parse("a broken piece of glass lying on the floor")) == {
+        ("glass", "lying on", "floor")}
+    assert ("tower", "part of", "building") in triples_of(
+        rule.parse("the tower is part of the building"))
