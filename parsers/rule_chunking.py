@@ -935,6 +935,19 @@ def unknown_adverb(s: Chunker) -> bool:
     return True
 
 
+@only_for({"each"})
+def floating_each(s: Chunker) -> bool:
+    """``each`` right after a noun phrase and before a relation (``a man and a woman each
+    holding a glass``) says the relation holds for every one of them: no noun phrase,
+    skipped."""
+    if s.w == "each" and s.np_start >= 0 and s.np_content and s.starts_relation(s.i + 1) \
+            and s.lw[s.i + 1] not in DETERMINERS:
+        s.close_np(s.i)
+        s.i += 1
+        return True
+    return False
+
+
 @only_for({"to"})
 def infinitive(s: Chunker) -> bool:
     """``to`` before a verb in its base form and a preposition or an object (``about to
@@ -1306,6 +1319,7 @@ CHUNK_RULES: list[ChunkRule] = [
     adverb_before_relation,
     unknown_adverb,
     here_and_there,
+    floating_each,
     infinitive,
     light_verb_before_comparison,
     participle_after_noun,

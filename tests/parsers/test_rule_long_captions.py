@@ -598,3 +598,9 @@ def test_noun_of_quantity_after_attributes(rule, triples_of):
         ("glass", "lying on", "floor")}
     assert ("tower", "part of", "building") in triples_of(
         rule.parse("the tower is part of the building"))
+
+
+def test_floating_each(rule, triples_of):
+    # "each" between coordinated subjects and their relation is no noun phrase
+    assert triples_of(rule.parse("a boy and a girl each holding a kite")) == {
+        ("boy", "holding", "kite"), ("girl", "holding", "kite")}
