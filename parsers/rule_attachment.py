@@ -976,9 +976,13 @@ def worn_with_on(a: Attacher, c: Chunk, ci: int) -> bool:
 
 def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     """``next to and to the left of``: a relation phrase right after another one (with no
-    object between them) extends it into one relation phrase."""
+    object between them) extends it into one relation phrase; a verb after ``and`` and
+    another verb without an object replaces it (``a dog running and jumping over a log``:
+    ``jumping over``)."""
     p = a.pending
     if p is not None and not p.copula:
+        if p.verb and c.verb and a.prev == CONJ:
+            p.start = c.neg_start
         p.end = c.end
         return True
     return False

@@ -604,3 +604,15 @@ def test_floating_each(rule, triples_of):
     # "each" between coordinated subjects and their relation is no noun phrase
     assert triples_of(rule.parse("a boy and a girl each holding a kite")) == {
         ("boy", "holding", "kite"), ("girl", "holding", "kite")}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a verb after "and" and a verb without an object replaces it
+    ("a dog running and jumping over a log", {("dog", "jumping over", "log")}),
+    ("a girl sitting on a rock and reading a book",
+     {("girl", "sitting on", "rock"), ("girl", "reading", "book")}),
+    # prepositions coordinated without an object between them are one relation
+    ("the lamp next to and left of the sofa", {("lamp", "next to and left of", "sofa")}),
+])
+def test_coordinated_verbs_without_an_object(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
