@@ -576,6 +576,10 @@ def owned_part(a: Attacher, c: Chunk, e: int) -> None:
         return
     builder = a.builder
     rel = builder.relations[-1] if builder.relations else None
+    if rel is not None and rel.object == e and rel.subject != owner \
+            and rel.text.lower() == "with" and rel.span[1] - rel.span[0] == 1:
+        # "a woman close to the camera with her mouth open": the woman's mouth
+        rel.subject = owner
     if rel is not None and rel.object == e and rel.subject == owner \
             and rel.text.lower() in ("with", "and", ",", "&"):
         rel.text = HAS

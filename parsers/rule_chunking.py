@@ -37,6 +37,7 @@ from parsers.lexicon import (
     LIGHT_VERBS,
     LOCATIVE_FILLERS,
     NEGATIONS,
+    OWNED_PART_NOUNS,
     PART_NOUNS,
     PARTICIPLE_NOUNS,
     PARTITIVE_NOUNS,
@@ -572,9 +573,15 @@ class Chunker:
                 and self.is_participle(end - 1) and lw[end - 2] not in ATTRIBUTE_WORDS \
                 and self.compound_trie.longest(lw, end - 2) != end:
             end -= 1
-        # an attribute participle after the noun (``two women sitting``) describes it
+        # an attribute after a possessed part (``her mouth open``, ``its eyes closed``)
+        # describes the part, which stays the head
         posture = ""
-        if end - 1 > det_end and lw[end - 1] in ATTRIBUTE_WORDS \
+        if end - 2 >= det_end and lw[end - 1] in ATTRIBUTE_WORDS and lw[start] in (
+                "his", "her", "its", "their", "my", "your") \
+                and lexicon_form(lw[end - 2], OWNED_PART_NOUNS):
+            end -= 1
+            posture = tokens[end]
+        if not posture and end - 1 > det_end and lw[end - 1] in ATTRIBUTE_WORDS \
                 and lw[end - 1].endswith("ing") and lw[end - 2] not in ATTRIBUTE_WORDS:
             end -= 1
             posture = tokens[end]

@@ -616,3 +616,12 @@ def test_floating_each(rule, triples_of):
 ])
 def test_coordinated_verbs_without_an_object(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_possessed_part_with_an_attribute(rule, triples_of):
+    # "her mouth open": the part stays the head, the word after it describes it, and the
+    # "with" before it is the owner's "has" even after another relation's object
+    graph = rule.parse("a girl next to the window with her eyes closed")
+    assert triples_of(graph) == {("girl", "next to", "window"), ("girl", "has", "eyes")}
+    eyes = next(e for e in graph.entities if e.head == "eyes")
+    assert eyes.modifiers == ["closed"]
