@@ -370,6 +370,7 @@ def _placed_on_whole(a: Attacher, c: Chunk) -> None:
             rel.subject, rel.object = rel.object, rel.subject
             rel.text = text
             rel.span = (p.start, p.start)
+    a.whole_of_it = (c.end, r.subject)  # "a horse with a man on top beside a road": X
 
 
 #: colours, which alone after ``in`` describe rather than name a thing

@@ -419,6 +419,9 @@ def test_words_that_stand_for_a_noun(rule, triples_of, text, wanted, unwanted_he
     ("a girl wearing a hoodie with a star and a moon on the back",
      {("girl", "wearing", "hoodie"), ("star", "on back of", "hoodie"),
       ("moon", "on back of", "hoodie")}),
+    # a relation right after the place describes X, as after "with Y on it"
+    ("a camel with a boy on top near a tent",
+     {("boy", "on top of", "camel"), ("camel", "near", "tent")}),
 ])
 def test_with_y_on_a_place_of_x(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
