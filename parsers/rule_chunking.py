@@ -80,10 +80,10 @@ _TRANSITIVE_S = frozenset({"wears", "holds", "carries", "eats", "rides", "drinks
 _COUNT_WORDS = frozenset({"one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                           "ten", "many", "several", "few", "most", "some", "all", "both",
                           "each", "none", "any"})
-#: endings of adjectives; a word with one of them does not name a whole before a part noun
 #: endings of words that describe a noun of quantity or depiction (``a hazy image``)
 _DESCRIPTION_ENDINGS = ("ed", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive", "al",
                         "ic", "y")
+#: endings of adjectives; a word with one of them does not name a whole before a part noun
 _ADJECTIVE_ENDINGS = ("ed", "ing", "ly", "ful", "ous", "ish", "less", "able", "ible", "ive")
 #: words the lexicon classes itself; the word-class table (:mod:`parsers.word_classes`)
 #: is asked only about other words
