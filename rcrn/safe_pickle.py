@@ -22,6 +22,9 @@ counted):
 The error names the cap, e.g. ``x.pkl: bytearray of 1,073,741,824 bytes exceeds
 the cap of 67,108,864 bytes (max_bytes)``.  Object arrays (``dtype=object``) are
 checked before numpy fills them: their stored values must match their shape.
+A memo index (``PUT``, ``LONG_BINPUT``) beyond the data is refused before loading:
+the fast unpickler sizes its memo table by the largest index, so a 7-byte pickle
+could ask for gigabytes.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import importlib
 import io
 import math
 import pickle
+import pickletools
 from pathlib import Path
 from typing import Any
 
@@ -287,6 +291,23 @@ def _check_array_state(state: Any, source: str) -> None:
                                     f"{held} values, expected {size}")
 
 
+_MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+
+
+def _check_memo_indices(data: bytes, source: str) -> None:
+    """Refuse a memo index that the stream cannot have written.
+
+    The C unpickler grows its memo table to the largest index a ``PUT`` names
+    (``LONG_BINPUT 2**30`` in a 7-byte pickle asks for 16 GiB). A pickler numbers
+    its memo entries from 0 and every ``PUT`` takes at least two bytes, so a real
+    index is below the position it is read at.
+    """
+    for op, arg, pos in pickletools.genops(data):
+        if op.name in _MEMO_PUTS and arg > pos:
+            raise UnsafePickleError(f"{source}: memo index {arg:,} at byte {pos} is beyond "
+                                    "the data; not a pickle a pickler wrote")
+
+
 def loads(data: bytes, source: str = "<bytes>", *, max_bytes: int = MAX_BYTES,
           max_items: int = MAX_ITEMS, max_total: int = MAX_TOTAL) -> Any:
     """Unpickle ``data`` admitting only plain data (see module docstring).
@@ -306,6 +327,7 @@ def loads(data: bytes, source: str = "<bytes>", *, max_bytes: int = MAX_BYTES,
 
     try:
         try:
+            _check_memo_indices(data, source)
             return run(_RestrictedUnpickler)
         except _ObjectArrays:
             return run(_CheckedUnpickler)

@@ -409,6 +409,21 @@ def test_declared_sizes_are_capped(label: str) -> None:
         safe_pickle.loads(data, "x.pkl")
 
 
+@pytest.mark.parametrize("data", [b"Nr\x00\x00\x00\x40.",          # LONG_BINPUT 2**30
+                                  b"\x80\x02Nr\xff\xff\xff\xff.",      # LONG_BINPUT 2**32 - 1
+                                  b"Np1073741824\n."])                 # PUT 2**30 (text)
+def test_a_memo_index_beyond_the_data_is_refused_before_loading(data: bytes) -> None:
+    """The C unpickler would size its memo table by the index (16 GiB and more for these
+    few bytes); the loader refuses it with one line instead."""
+    with pytest.raises(safe_pickle.UnsafePickleError,
+                       match=r"^f\.pkl: memo index [0-9,]+ at byte \d+ is beyond the data"):
+        safe_pickle.loads(data, "f.pkl")
+    # memo indices a pickler writes load as before, at every protocol
+    value = {"a": [1, 2, "x"], "b": ("y", [3.5])}
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert safe_pickle.loads(pickle.dumps(value, proto), "f.pkl") == value
+
+
 def test_caps_count_in_total_and_can_be_set() -> None:
     one = pickle.dumps(bytearray(40), 2)
     declared = b"\x80\x02cbuiltins\nbytearray\nM\xe8\x03\x85R."   # bytearray(1000)
