@@ -201,6 +201,9 @@ def _normalise(tree: Any) -> Any:
     if not tree:
         raise ProgramError("empty form ()")
     head, args = tree[0], tree[1:]
+    if not isinstance(head, str):
+        raise ProgramError(f"a form starts with a name, not a form: ({to_text(_normalise(head))}"
+                           " ...)")
     options: dict[str, str] = {}
     plain = []
     i = 0
@@ -209,6 +212,8 @@ def _normalise(tree: Any) -> Any:
         if isinstance(a, str) and a.startswith(":"):
             if i + 1 >= len(args):
                 raise ProgramError(f"({head} ...): option {a} has no value")
+            if not isinstance(args[i + 1], str):
+                raise ProgramError(f"({head} ...): option {a} takes a name, not a form")
             options[a[1:]] = args[i + 1]
             i += 2
         else:

@@ -500,6 +500,15 @@ def test_fuzz_unpickler_truncated_and_flipped(data: bytes, at: int, byte: int,
 
 
 # ------------------------------------------------------------------ programs
+@pytest.mark.parametrize("text, message", [
+    ("( ( ) )", "empty form ()"),
+    ("((local))", "a form starts with a name, not a form"),
+    ("(select :gate (local))", "option :gate takes a name, not a form")])
+def test_a_form_where_a_name_belongs_is_a_program_error(text: str, message: str) -> None:
+    with pytest.raises(P.ProgramError, match=re.escape(message)):
+        P.parse(text)
+
+
 def test_deeply_nested_program_is_one_line_error() -> None:
     text = "(classify " * 3000 + "(local)" + ")" * 3000
     with pytest.raises(P.ProgramError, match=r"nested deeper than 100 levels "
