@@ -47,6 +47,7 @@ from parsers.lexicon import (
     INSTRUMENT_PASSIVE_VERBS,
     OWNED_PART_NOUNS,
     PASSIVE_VERBS,
+    SAYING_VERBS,
     SURFACE_NOUNS,
     WORN_WITH_NOUNS,
     lexicon_form,
@@ -108,10 +109,6 @@ _INSIDE_VERBS = frozenset({"sitting", "lying", "laying", "sleeping", "hiding", "
                            "curled", "napping", "peeking", "stuck", "stuffed", "packed"})
 
 
-#: verbs that introduce the words written on a thing
-_SAYING_VERBS = frozenset({"says", "say", "saying", "said", "reads", "read", "reading"})
-
-
 #: participles of dressing: ``a man dressed in black``, ``clad in a coat``: ``wearing``
 _DRESS_VERBS = frozenset({"dressed", "clad", "donned", "cloaked", "attired", "garbed"})
 
@@ -158,7 +155,7 @@ def relation_convention(words: Sequence[str], subject: str,
         if first == "with" and lexicon_form(o, OWNED_PART_NOUNS) \
                 and (is_person(s) or is_animal(s)):
             return HAS, False
-        if first in _SAYING_VERBS and o == "words":
+        if first in SAYING_VERBS and o == "words":
             return "on", True  # "a sign that says `` stop ''": the words are on the sign
         return None
     last = words[-1]

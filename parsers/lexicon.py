@@ -41,6 +41,7 @@ __all__ = [
     "PARTICIPLE_NOUNS",
     "CLOTHING_NOUNS",
     "WEARER_NOUNS",
+    "SAYING_VERBS",
     "WORN_WITH_NOUNS",
     "CONTAINER_NOUNS",
     "SURFACE_NOUNS",
@@ -406,6 +407,10 @@ WORN_WITH_NOUNS: frozenset[str] = frozenset({
     "shirt", "t-shirt", "tshirt", "glasses", "eyeglasses", "sunglasses", "goggles",
     "uniform", "suit", "pants", "jeans", "shorts", "outfit", "wetsuit", "helmet",
 })
+
+#: verbs that introduce the words written on a thing (``a sign that says `` stop ''``)
+SAYING_VERBS: frozenset[str] = frozenset({"says", "say", "saying", "said", "reads", "read",
+                                          "reading"})
 
 #: people and animals that wear clothing; clothing after the object of a relation that is
 #: not one of them is worn by the relation's subject (``a man on a bench in a red hat``)

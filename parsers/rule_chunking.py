@@ -44,6 +44,7 @@ from parsers.lexicon import (
     POSTURE_VERB_FORMS,
     REGION_NOUNS,
     RELATIVE_PRONOUNS,
+    SAYING_VERBS,
     SURFACE_NOUNS,
     VERB_FORMS,
     WEAK_VERB_FORMS,
@@ -724,8 +725,6 @@ def quoted_name(s: Chunker) -> bool:
 _QUOTE_OPENERS = frozenset({"`", '"', "“"})
 _QUOTE_CLOSERS = frozenset({"'", '"', "”"})
 _QUOTE_MARKS = _QUOTE_OPENERS | _QUOTE_CLOSERS
-#: verbs that introduce the words written on a thing (``a sign that says `` stop ''``)
-_SAYING_VERBS = frozenset({"says", "say", "saying", "said", "reads", "read", "reading"})
 
 
 @only_for(_QUOTE_OPENERS)
@@ -753,7 +752,7 @@ def quoted_words(s: Chunker) -> bool:
     end = close
     while end < n and lw[end] in _QUOTE_CLOSERS and end - close < 2:
         end += 1
-    if s.np_start >= 0 and s.np_content and lw[i - 1] in _SAYING_VERBS:
+    if s.np_start >= 0 and s.np_content and lw[i - 1] in SAYING_VERBS:
         if i - 1 > s.np_start:
             s.emit_np(s.np_start, s.np_det_end, i - 1)  # "the sign on the building says"
         s.np_start = -1
