@@ -1062,13 +1062,14 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
     subject a thing (``a sign next to a man wearing a hat``: the man wears it); an ``-ing``
     participle after the object of a verb describes the verb's subject (``a man sitting in
     the audience wearing a hat``: the man wears the hat), unless that object is a person
-    (``a girl talking to a man holding a cup``: the man holds it)."""
+    (``a girl talking to a man holding a cup``: the man holds it).  A past participle after
+    ``X with Y`` describes Y (:func:`_participle_of_with_object`)."""
     r = _object_relation(a)
     if r is not None and c.verb and (not r.verb or a.word(c.start).endswith("ing")):
         entities = a.builder.entities
         if r.verb and is_person(entities[r.object].head):
             return None  # "listening to a man holding a cup": the man holds it
-        if _describes_whole_after_of(a, r, c):
+        if _describes_whole_after_of(a, r, c) or _participle_of_with_object(a, r, c):
             return r.object
         top = _top_of_prepositions(a, r.subject)
         if is_person(entities[r.object].head) and not is_person(entities[top].head) \
@@ -1076,6 +1077,28 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
             return None  # "a sign next to a man standing in a coat": a thing does not stand
         return top
     return None
+
+
+#: irregular past participles (the regular ones end in ``-ed`` or ``-en``)
+_IRREGULAR_PARTICIPLES = frozenset({"stuck", "hung", "held", "built", "made", "laid", "set",
+                                    "put", "cut", "spread", "left", "sewn", "shown", "worn",
+                                    "drawn", "tied"})
+
+
+def _participle_of_with_object(a: Attacher, r: _Relation, c: Chunk) -> bool:
+    """Whether the past participle ``c`` right after ``X with Y`` describes Y (``a van with a
+    ladder strapped to its roof``: the ladder is strapped to it), as its passive subject;
+    not when Y is a part of X or a place on it (``a car with a red top parked by a curb``:
+    the car is parked)."""
+    if r.end - r.start != 1 or a.word(r.start) != "with":
+        return False
+    w = a.word(c.start)
+    if not (w.endswith(("ed", "en")) or w in _IRREGULAR_PARTICIPLES) \
+            or a.next_kind(a.chunks.index(c)) != NP:
+        return False  # "with the tower centrally located , the trees ...": no relation
+    head = a.builder.entities[r.object].head
+    word = head.split()[-1].lower() if head else ""
+    return not (lexicon_form(word, OWNED_PART_NOUNS) or lexicon_form(word, REGION_NOUNS))
 
 
 def _describes_whole_after_of(a: Attacher, r: _Relation, c: Chunk) -> bool:

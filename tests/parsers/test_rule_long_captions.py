@@ -628,3 +628,25 @@ def test_possessed_part_with_an_attribute(rule, triples_of):
     assert triples_of(graph) == {("girl", "next to", "window"), ("girl", "has", "eyes")}
     eyes = next(e for e in graph.entities if e.head == "eyes")
     assert eyes.modifiers == ["closed"]
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a past participle after "X with Y" describes Y, its passive subject
+    ("a van with a ladder strapped to its roof",
+     {("van", "with", "ladder"), ("ladder", "strapped to", "roof")},
+     {("van", "strapped to", "roof")}),
+    ("a boy with a towel wrapped around his neck",
+     {("towel", "wrapped around", "neck")}, {("boy", "wrapped around", "neck")}),
+    ("a fence with a banner hung on the gate", {("banner", "hung on", "gate")}, set()),
+    # not when Y is a part of X or a place on it
+    ("a car with a red top parked by a curb",
+     {("car", "parked by", "curb")}, {("top", "parked by", "curb")}),
+    ("an owl with grey wings perched on a post", {("owl", "perched on", "post")}, set()),
+    # an -ing participle keeps describing X
+    ("a man with a hat walking along the road",
+     {("man", "walking along", "road")}, {("hat", "walking along", "road")}),
+])
+def test_participle_after_the_object_of_with(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
