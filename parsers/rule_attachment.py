@@ -1238,6 +1238,30 @@ def subject_near_after_verb_phrase(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
+#: prepositions of nearness that, after the object of ``with``, place the phrase before it
+_NEAR_WITH = frozenset({"behind", "next to", "beside", "alongside", "near", "close to"})
+
+
+def subject_near_after_with(a: Attacher, c: Chunk) -> int | None:
+    """``a tree with green leaves next to a wall``, ``a bed with white sheets beside a desk``:
+    a preposition of nearness right after the object of ``with`` places the phrase before
+    ``with``, not what it has, unless that is a person or an animal (``a cart with a horse
+    beside a barn``) or a possessive follows (``a man with a pencil behind his ear``).
+    Other prepositions keep the nearest phrase: after ``with Y`` FACTUAL's annotators place
+    X or Y about equally often (``on``, ``in``, ``on top of``)."""
+    r = _object_relation(a)
+    if r is None or c.verb or r.end - r.start != 1 or a.word(r.start) != "with" \
+            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _NEAR_WITH:
+        return None
+    ci = a.chunks.index(c)
+    if ci + 1 < len(a.chunks) and a.word(a.chunks[ci + 1].start) in POSSESSIVE_PRONOUNS:
+        return None  # "a man with a pencil behind his ear": the pencil
+    head = a.builder.entities[r.object].head
+    if is_person(head) or is_animal(head):
+        return None
+    return r.subject
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -1391,6 +1415,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_described_after_object,
     subject_placed_in_scene,
     subject_near_after_verb_phrase,
+    subject_near_after_with,
     nearest_noun_phrase,
 ]
 

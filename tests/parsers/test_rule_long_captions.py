@@ -650,3 +650,19 @@ def test_participle_after_the_object_of_with(rule, triples_of, text, wanted, unw
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a preposition of nearness after the object of "with" places the phrase before it
+    ("a bush with red berries next to a gate",
+     {("bush", "with", "berries"), ("bush", "next to", "gate")}, {("berries", "next to", "gate")}),
+    ("an old barn with a tin roof behind the pond", {("barn", "behind", "pond")}, set()),
+    # not when that object is a person or an animal
+    ("a cart with a donkey beside a barn", {("donkey", "beside", "barn")}, set()),
+    # other prepositions keep the nearest phrase
+    ("a plate with a cake on a tray", {("cake", "on", "tray")}, set()),
+])
+def test_nearness_after_the_object_of_with(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
