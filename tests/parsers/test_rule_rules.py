@@ -110,6 +110,7 @@ EXAMPLES = {
     ("attach", "worn_with_on"): "a skier with a red helmet on",
     ("attach", "verb_of_relative_without_pronoun"): "the hat the man is wearing",
     ("subject", "subject_near_after_verb_phrase"): "a cat sleeping on a rug next to a lamp",
+    ("subject", "subject_near_after_with"): "a tree with red leaves next to a wall",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 
