@@ -104,7 +104,7 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "reduced", "has_items", "prep_relative")
+                 "reduced", "has_items", "prep_relative", "pred_before")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -138,6 +138,7 @@ class Attacher:
         self.prev_subj = -1        # subject of the clause before the last sentence end
         self.pred_subj = -1        # subject of the last verb, or of a relation after a
         #                            copula or a relative pronoun, in this sentence
+        self.pred_before = -1      # pred_subj before the last relation phrase set it
         # a caption long enough for the conventions of long captions
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
@@ -983,9 +984,10 @@ def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     """``next to and to the left of``: a relation phrase right after another one (with no
     object between them) extends it into one relation phrase; a verb after ``and`` and
     another verb without an object replaces it (``a dog running and jumping over a log``:
-    ``jumping over``)."""
+    ``jumping over``).  After a copula the new phrase is a relation of its own (``a boy
+    running is wearing a cap``: ``wearing``)."""
     p = a.pending
-    if p is not None and not p.copula:
+    if p is not None and not p.copula and a.prev != COP:
         if p.verb and c.verb and a.prev == CONJ:
             p.start = c.neg_start
         p.end = c.end
@@ -1019,6 +1021,7 @@ def relation_awaiting_object(a: Attacher, c: Chunk, ci: int) -> bool:
     relation."""
     subj = a.relation_subject(c, ci)
     if c.verb or a.prev in (COP, PRON):
+        a.pred_before = a.pred_subj
         a.pred_subj = subj
     a.pending = _Pending(subj, c.neg_start, c.end, False, c.verb)
     a.ctx_subj = -1
@@ -1281,11 +1284,19 @@ def clothing_of_clause_subject(a: Attacher, ci: int, subj: int) -> int:
 # --------------------------------------------------------------- other chunks
 def copula(a: Attacher, c: Chunk, ci: int) -> bool:
     """A copula keeps the subject of a relative clause (``that is``) or of an object
-    relative; after ``and`` (``... and is left of``) it goes on describing the open subject.
+    relative; after ``and`` (``... and is left of``) it goes on describing the open subject,
+    also after a verb left without an object that described another relation's object (``a
+    man who has his arms crossed and is wearing a scarf``: the man wears it).
     Before a noun phrase it waits for it as a relation (:func:`complement_of_copula`)."""
     if a.prev == PRON or a.waiting >= 0:
         pass  # keeps the relative-clause subject
     elif a.prev == CONJ and a.last_np >= 0:
+        p = a.pending
+        if p is not None and p.verb and p.subject == a.pred_subj and a.pred_before >= 0:
+            # "who has his hands folded and is wearing a tie": a verb left without an object
+            # described the object of the clause's verb; the copula goes on with its subject
+            a.pred_subj = a.pred_before
+            a.pending = None
         a.ctx_subj = a.pred_subj if a.pred_subj >= 0 else (
             a.last_rel.subject if a.last_rel is not None else a.last_np)
     else:

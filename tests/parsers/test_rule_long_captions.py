@@ -666,3 +666,14 @@ def test_nearness_after_the_object_of_with(rule, triples_of, text, wanted, unwan
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a verb after a copula is a relation of its own, not the end of the verb before it
+    ("a boy running is wearing a cap", {("boy", "wearing", "cap")}),
+    # and after "and" it goes on with the clause's subject, not with the object of its verb
+    ("a man who has his arms crossed and is wearing a red scarf",
+     {("man", "has", "arms"), ("man", "wearing", "scarf")}),
+])
+def test_verb_without_an_object_before_a_copula(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
