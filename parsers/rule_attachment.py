@@ -56,7 +56,7 @@ __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Atta
 #: words that open the subject of a relative clause without ``that`` (``the hat the man is
 #: wearing``)
 _RELATIVE_SUBJECT_OPENERS = frozenset({"the", "a", "an", "this", "that", "his", "her",
-                                       "their", "its", "he", "she", "they", "someone"})
+                                       "their", "its", "he", "she", "they", "it", "someone"})
 #: nouns X that a participle after ``X of Y`` still describes (parts, places, holders)
 _WHOLE_KEEPING_NOUNS = (OWNED_PART_NOUNS, REGION_NOUNS, CONTAINER_NOUNS, SURFACE_NOUNS,
                         HOLDER_NOUNS)
@@ -104,7 +104,8 @@ class Attacher:
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "reduced", "has_items", "prep_relative", "pred_before")
+                 "reduced", "has_items", "prep_relative", "pred_before", "current",
+                 "pronoun_at")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -139,6 +140,8 @@ class Attacher:
         self.pred_subj = -1        # subject of the last verb, or of a relation after a
         #                            copula or a relative pronoun, in this sentence
         self.pred_before = -1      # pred_subj before the last relation phrase set it
+        self.current = -1          # index of the chunk the rules look at
+        self.pronoun_at = -1       # index of the last subject pronoun (pronoun_subject)
         # a caption long enough for the conventions of long captions
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
@@ -151,6 +154,7 @@ class Attacher:
     def run(self) -> int:
         """Apply :data:`ATTACH_RULES` to every chunk, then :func:`finish`; the root."""
         for ci, c in enumerate(self.chunks):
+            self.current = ci
             kind = c.kind
             for rule in ATTACH_RULES[kind]:
                 if rule(self, c, ci):
@@ -455,7 +459,11 @@ def pronoun_subject(a: Attacher, c: Chunk, ci: int) -> bool:
     standing on a rug``, ``... and it is red``) stands for an earlier entity that agrees
     with it: the subject of the open (or else the previous) clause if it agrees, else the
     nearest agreeing entity (:func:`antecedent`, without falling back to one of another
-    person or number).  It is no entity of its own: the clause describes that entity."""
+    person or number).  ``they`` stands for coordinated subjects together (``a man and a
+    woman smiling as they walk``), else for a person the clause is about where nothing
+    plural comes before it (``a person waving as they cross the street``).  It is no entity
+    of its own: the clause describes that entity, and a relation right after it is no
+    relation of an earlier object (:func:`_object_relation`)."""
     if a.pending is not None or c.end - c.start != 1 or a.prev not in (HARD, CONJ, SOFT) \
             or a.next_kind(ci) not in (COP, REL):
         return False
@@ -463,15 +471,23 @@ def pronoun_subject(a: Attacher, c: Chunk, ci: int) -> bool:
     if word not in SUBJECT_PRONOUNS:
         return False
     prior = a.clause_subj if a.clause_subj >= 0 else a.prev_subj
+    if word == "they" and prior >= 0 and prior not in a.partners:
+        # "a man and a woman holding hands as they walk": the coordinated subjects, which
+        # the last of them stands for
+        prior = next((last for last, earlier in a.partners.items() if prior in earlier), prior)
     if prior >= 0 and agrees(word, a.builder.entities[prior].head, prior in a.partners):
         target = prior
     else:
         target = antecedent(a, word, -1, strict=True)
+        if target < 0 and word == "they" and prior >= 0 \
+                and is_person(a.builder.entities[prior].head):
+            target = prior  # "a person stepping out as they walk": one person
     if target < 0:
         return False
     a.clause_subj = target
     a.last_np = target
     a.ctx_subj = -1
+    a.pronoun_at = ci
     return True
 
 
@@ -679,7 +695,7 @@ def _after_list_comma(a: Attacher, ci: int) -> bool:
             and a.chunks[ci + 1].end - a.chunks[ci + 1].start == 1 and a.next_kind(ci + 1) == NP:
         nxt = ci + 2  # "a sandwich , a bowl of soup , crackers": the list goes on
     return (a.prev == SOFT and a.comma_np >= 0 and a.comma_np == a.conj_np
-            and a.next_kind(nxt) in (CONJ, SOFT)
+            and a.next_kind(nxt) in (CONJ, SOFT) and a.word(a.chunks[nxt + 1].start) != "as"
             and not (a.fronted is not None and not a.fronted_resolved))
 
 
@@ -931,11 +947,12 @@ def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
 
 def verb_of_relative_without_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
     """``the brown hat the man standing in the street is wearing .``: a verb with no object
-    after it (the text, the sentence or a clause ends, or a conjunction follows) closes the
-    relative clause :func:`_relative_without_pronoun` opened: it relates the
-    clause's subject to the phrase before it."""
+    after it (the text, the sentence or a clause ends, a conjunction or a copula follows:
+    ``the table the vase stands on is wooden``) closes the relative clause
+    :func:`_relative_without_pronoun` opened: it relates the clause's subject to the phrase
+    before it."""
     r = a.reduced
-    if r is None or not c.verb or a.next_kind(ci) in (NP, REL, COP, PRON) \
+    if r is None or not c.verb or a.next_kind(ci) in (NP, REL, PRON) \
             or a.prev not in (COP, NP):
         return False
     antecedent, subj = r
@@ -1054,9 +1071,12 @@ def subject_of_coordinated_relation(a: Attacher, c: Chunk) -> int | None:
 
 
 def _object_relation(a: Attacher) -> _Relation | None:
-    """The last relation if the previous chunk is its object, else None."""
+    """The last relation if the previous chunk is its object, else None (also when that
+    chunk is a subject pronoun standing for the object: ``the face of a man as he catches a
+    ball``: the man catches it)."""
     r = a.last_rel
-    return r if a.prev == NP and r is not None and r.object == a.last_np else None
+    return r if a.prev == NP and r is not None and r.object == a.last_np \
+        and a.pronoun_at != a.current - 1 else None
 
 
 def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:

@@ -817,7 +817,19 @@ def there_is(s: Chunker) -> bool:
 def subject_pronoun(s: Chunker) -> bool:
     """A subject pronoun opening a clause (``. They smile at a dog``, ``and she is``) is a
     noun phrase of its own, and a verb is expected after it
-    (:meth:`Chunker.expects_predicate`)."""
+    (:meth:`Chunker.expects_predicate`); so is one right after a noun (``the kite he
+    flies``), which ends that noun's phrase."""
+    if s.np_start >= 0 and s.np_content and s.i > s.np_start and s.w in SUBJECT_PRONOUNS \
+            and s.i + 1 < s.n and s.lw[s.i + 1][:1].isalpha() \
+            and s.lw[s.i - 1] not in DETERMINERS and s.lw[s.i - 1].isalpha() \
+            and s.lw[s.i - 1] not in ADVERBS and not table_adverb(s.lw[s.i - 1]):
+        # "the board it is lying on", "the kite he flies": the noun phrase ends before the
+        # subject of an object relative clause without "that"
+        s.close_np(s.i)
+        s.np_start, s.np_det_end, s.np_content = s.i, s.i, True
+        s.close_np(s.i + 1)
+        s.i += 1
+        return True
     if s.np_start < 0 and s.pk in (-1, HARD, SOFT, CONJ) and s.w in SUBJECT_PRONOUNS:
         s.np_start, s.np_det_end, s.np_content = s.i, s.i, True
         s.close_np(s.i + 1)
@@ -1224,10 +1236,15 @@ def conjunction(s: Chunker) -> bool:
 
 @only_for({"as"})
 def as_well_as(s: Chunker) -> bool:
-    """``as well as`` is a conjunction."""
+    """``as well as`` is a conjunction, and so is ``as`` before a subject pronoun (``a man
+    smiling as he catches a ball``)."""
     if s.w == "as" and s.lw[s.i + 1:s.i + 3] == ["well", "as"]:
         s.close_np(s.i)
         s.add(CONJ, s.i + 3)
+        return True
+    if s.w == "as" and s.i + 1 < s.n and s.lw[s.i + 1] in SUBJECT_PRONOUNS:
+        s.close_np(s.i)
+        s.add(CONJ, s.i + 1)
         return True
     return False
 

@@ -677,3 +677,30 @@ def test_nearness_after_the_object_of_with(rule, triples_of, text, wanted, unwan
 ])
 def test_verb_without_an_object_before_a_copula(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a subject pronoun right after a noun opens an object relative clause without "that"
+    ("the blanket the dog is lying on is blue", {("dog", "lying on", "blanket")}, set()),
+    ("the table the vase stands on is wooden", {("vase", "stands on", "table")}, set()),
+    ("the blanket it is lying on is blue", {("it", "lying on", "blanket")}, set()),
+    # "as" before a subject pronoun is a conjunction; the pronoun's verb is its referent's
+    ("the face of a boy as he kicks a ball",
+     {("boy", "kicks", "ball")}, {("face", "kicks", "ball")}),
+    ("two dogs chasing a ball as they run across a field",
+     {("dogs", "chasing", "ball"), ("dogs", "run across", "field")}, set()),
+    # "they" for one person the clause is about
+    ("a person waving as they cross the street", {("person", "cross", "street")}, set()),
+])
+def test_subject_pronouns_inside_a_caption(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
+
+
+def test_they_after_coordinated_subjects(rule):
+    # "they" stands for the coordinated subjects; the tree keeps one of the two relations
+    graph = rule.parse("a man and a woman smiling as they walk along a beach")
+    walkers = {graph.entities[r.subject].head for r in graph.relations
+               if r.text == "walk along"}
+    assert walkers and walkers <= {"man", "woman"}
