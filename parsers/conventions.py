@@ -10,7 +10,8 @@ such data maps the phrase the same way:
   plate``), holders of :data:`~parsers.lexicon.HOLDER_NOUNS` keep the order
   (``a bowl of soup``: ``bowl has soup``, as does ``full of``: ``a shelf full of
   books``); a place on something is a part of it as well (``the side of the road``:
-  ``road has side``, as FACTUAL's annotators write it);
+  ``road has side``, as FACTUAL's annotators write it); a picture names what it shows with
+  ``depicts`` (``a painting of a horse on the wall``: ``painting depicts horse``);
 * **clothing** – ``a man in a red shirt``, ``a man standing in a coat`` and ``a woman
   dressed in black`` are annotated ``wear`` (also after ``clad in``, ``donned in``,
   ``cloaked in``); ``with``
@@ -47,18 +48,22 @@ from parsers.lexicon import (
     INSTRUMENT_PASSIVE_VERBS,
     OWNED_PART_NOUNS,
     PASSIVE_VERBS,
+    PICTURE_NOUNS,
     SAYING_VERBS,
     SURFACE_NOUNS,
     WORN_WITH_NOUNS,
     lexicon_form,
 )
 
-__all__ = ["HAS", "OUTER_GARMENTS", "WEAR", "relation_convention", "is_possessive", "possessor"]
+__all__ = ["DEPICT", "HAS", "OUTER_GARMENTS", "WEAR", "relation_convention", "is_possessive",
+           "possessor"]
 
 #: relation phrase of a part-whole or possession relation
 HAS = "has"
 #: relation phrase of worn clothing
 WEAR = "wearing"
+#: relation phrase of what a picture shows
+DEPICT = "depicts"
 
 _NOT_POSSESSIVE = frozenset({"it's", "that's", "there's", "what's", "he's", "she's", "who's",
                              "here's", "let's", "where's", "one's"})
@@ -139,6 +144,8 @@ def relation_convention(words: Sequence[str], subject: str,
     s, o = _last(subject), _last(obj)
     if n == 1:
         if first == "of":
+            if s in PICTURE_NOUNS:
+                return DEPICT, False  # "a painting of a horse on the wall"
             if lexicon_form(s, CONTAINER_NOUNS):
                 return "in", True
             if lexicon_form(s, SURFACE_NOUNS):

@@ -29,6 +29,9 @@ __all__ = [
     "COMPOUND_NOUNS",
     "CANONICAL_HEADS",
     "PARTITIVE_NOUNS",
+    "PICTURE_NOUNS",
+    "DISPLAY_VERB_FORMS",
+    "DISPLAY_SURFACE_NOUNS",
     "ATTRIBUTE_WORDS",
     "DETERMINERS",
     "COPULAS",
@@ -370,7 +373,27 @@ PARTITIVE_NOUNS: frozenset[str] = frozenset({
     "scoops", "dollop", "blob", "glob", "sprig", "sprigs", "mound", "mounds", "slab",
     "formation", "species", "varieties", "remains", "trail", "gang", "pad", "pads",
     "photos", "pictures", "images", "painting", "paintings", "cartoon", "illustration",
-    "illustrations", "close-up", "closeup",
+    "illustrations", "close-up", "closeup", "portrait", "portraits",
+})
+
+#: pictures as things: what they show is the head of ``a picture of a dog`` unless the text
+#: goes on about the picture itself (``a picture of a dog hanging on the wall``)
+PICTURE_NOUNS: frozenset[str] = frozenset({
+    "picture", "pictures", "photo", "photos", "photograph", "photographs", "image", "images",
+    "painting", "paintings", "drawing", "drawings", "poster", "posters", "portrait",
+    "portraits", "illustration", "illustrations", "sketch", "sketches", "mural", "murals",
+})
+
+#: verb forms that say where a picture is displayed (``hanging on``, ``taped to``)
+DISPLAY_VERB_FORMS: frozenset[str] = frozenset({
+    "hanging", "hangs", "hang", "hung", "mounted", "displayed", "posted", "framed", "taped",
+    "pinned", "printed", "painted", "stuck", "attached", "glued", "propped", "leaning",
+})
+
+#: things pictures are displayed on or in (``a photo of a cat on the fridge``)
+DISPLAY_SURFACE_NOUNS: frozenset[str] = frozenset({
+    "wall", "walls", "window", "windows", "screen", "frame", "door", "fridge",
+    "refrigerator", "board", "billboard", "easel", "blanket", "shirt", "sign", "page",
 })
 
 #: nouns ending like a participle (``-ing`` / ``-ed``); never guessed to be verbs

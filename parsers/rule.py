@@ -87,9 +87,11 @@ core.  Two passes over the tokens:
      with a ``has`` relation (empty span) to the phrase's head, which stays the
      entity the phrase stands for; a noun of quantity or depiction before ``of``
      (``two piles of leaves``, ``a photo of a dog``) leaves the head to the noun
-     after ``of``, and a place noun after a relation joins it (``along the side
-     of``); a place noun after a preposition with no whole after it (``the man on the
-     right``, ``in the middle``) is a position: no entity, no relation;
+     after ``of``, unless the text goes on about the picture itself (``a photo of a dog
+     on the fridge``, ``... taped to the door``, ``... is on the wall``), and a place
+     noun after a relation joins it (``along the side of``); a place noun after a
+     preposition with no whole after it (``the man on the right``, ``in the middle``) is
+     a position: no entity, no relation;
    * ``X has Y on it`` and ``X with Y on it`` relate Y to X (``the wall has a clock
      on it``: clock *on* wall); ``it`` is no entity of its own, and a relation right
      after it describes X (``a cup with a lid on it sits on a table``);

@@ -38,8 +38,10 @@ from parsers.lexicon import (
     CLOTHING_NOUNS,
     CONTAINER_NOUNS,
     COPULAS,
+    DISPLAY_VERB_FORMS,
     HOLDER_NOUNS,
     OWNED_PART_NOUNS,
+    PICTURE_NOUNS,
     POSITION_NOUNS,
     REGION_NOUNS,
     SURFACE_NOUNS,
@@ -1131,6 +1133,8 @@ def _describes_whole_after_of(a: Attacher, r: _Relation, c: Chunk) -> bool:
         return False
     head = a.builder.entities[r.subject].head
     word = head.split()[-1] if head else ""
+    if word.lower() in PICTURE_NOUNS and a.word(c.start) in DISPLAY_VERB_FORMS:
+        return False  # "a painting of a horse hanging on the wall": the painting hangs
     return not any(lexicon_form(word, nouns) for nouns in _WHOLE_KEEPING_NOUNS)
 
 

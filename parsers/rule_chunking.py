@@ -33,6 +33,8 @@ from parsers.lexicon import (
     CONTAINER_NOUNS,
     COPULAS,
     DETERMINERS,
+    DISPLAY_SURFACE_NOUNS,
+    DISPLAY_VERB_FORMS,
     HOLDER_NOUNS,
     LIGHT_VERBS,
     LOCATIVE_FILLERS,
@@ -41,6 +43,7 @@ from parsers.lexicon import (
     PART_NOUNS,
     PARTICIPLE_NOUNS,
     PARTITIVE_NOUNS,
+    PICTURE_NOUNS,
     POSTURE_VERB_FORMS,
     REGION_NOUNS,
     RELATIVE_PRONOUNS,
@@ -497,7 +500,10 @@ class Chunker:
         if prev in _OPENING_REGIONS and self.pk in (-1, HARD):
             # "the back of a man wearing a cap" opens the caption: it is about the man
             return all(lw[k] in ATTRIBUTE_WORDS for k in range(det_end, i - 1))
-        if prev not in PARTITIVE_NOUNS:
+        if prev in PICTURE_NOUNS and self.np_start > 0 \
+                and lw[self.np_start - 1] in ("paints", "paint", "painting", "painted"):
+            return True  # "the scene paints a vivid picture of city life": no picture
+        if prev not in PARTITIVE_NOUNS or (prev in PICTURE_NOUNS and self.displayed(i + 1)):
             return False
         # words of a description before the noun (``an immense pile``, ``a black and white
         # photo``, ``a blurry image``), no noun of its own (``a bread slice of``)
@@ -505,6 +511,29 @@ class Chunker:
                    or lw[k] in ("and", "or") or is_modifier(lw[k])
                    or (lw[k].endswith(_DESCRIPTION_ENDINGS) and lw[k] not in PARTICIPLE_NOUNS)
                    for k in range(det_end, i - 1))
+
+    def displayed(self, j: int) -> bool:
+        """Whether the text goes on about a picture itself after the noun phrase at ``j``
+        that names what it shows: a copula (``a picture of a bird is on the wall``), a verb
+        of display (``a photo of a cat taped to the door``) or a preposition before a
+        thing pictures are displayed on (``a drawing of a horse on the fridge``)."""
+        lw, n = self.lw, self.n
+        k = j
+        while k < n and k - j < 6:
+            w = lw[k]
+            if w in COPULAS or w in DISPLAY_VERB_FORMS:
+                return k > j
+            if w in ("on", "in", "inside", "above", "over", "across"):
+                m = k + 1
+                while m < n and m - k < 4 and (lw[m] in DETERMINERS or lw[m] in ATTRIBUTE_WORDS):
+                    m += 1
+                return m < n and lw[m] in DISPLAY_SURFACE_NOUNS \
+                    and not (m + 1 < n and lw[m + 1] == "of")
+            if not w.isalpha() or w in ("of", "and", "or", "with") or w in VERB_FORMS \
+                    or self.rel_trie.longest(lw, k) > k:
+                return False
+            k += 1
+        return False
 
     def region_end(self, end: int) -> int:
         """End of a relation phrase ending at ``end``, extended over a place noun and ``of``
@@ -794,11 +823,12 @@ def punctuation(s: Chunker) -> bool:
 @only_for({"a", "an", "the"})
 def picture_frame(s: Chunker) -> bool:
     """``a photo of`` (``showing``, ``with``) opening a sentence is not part of the
-    description: skipped."""
+    description: skipped, unless the text goes on about the picture itself (``a photo of a
+    cat taped to the door``: :meth:`Chunker.displayed`)."""
     i, lw = s.i, s.lw
     if s.np_start < 0 and s.w in ("a", "an", "the") and i + 2 < s.n \
             and lw[i + 1] in _PICTURE_NOUNS and lw[i + 2] in ("of", "showing", "with") \
-            and s.pk in (-1, HARD):
+            and s.pk in (-1, HARD) and not (lw[i + 2] == "of" and s.displayed(i + 3)):
         s.i += 3
         return True
     return False

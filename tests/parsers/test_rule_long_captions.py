@@ -704,3 +704,29 @@ def test_they_after_coordinated_subjects(rule):
     walkers = {graph.entities[r.subject].head for r in graph.relations
                if r.text == "walk along"}
     assert walkers and walkers <= {"man", "woman"}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a picture that the text goes on about is a thing of its own, which depicts the noun
+    # after "of": a verb of display, a copula, or a place pictures are displayed on
+    ("a photo of a cat taped to the door",
+     {("photo", "depicts", "cat"), ("photo", "taped to", "door")}),
+    ("a painting of a horse hanging on the wall",
+     {("painting", "depicts", "horse"), ("painting", "hanging on", "wall")}),
+    ("the picture of a lighthouse is above the bed",
+     {("picture", "depicts", "lighthouse"), ("picture", "above", "bed")}),
+    ("a drawing of a tree on the fridge",
+     {("drawing", "depicts", "tree"), ("drawing", "on", "fridge")}),
+    # otherwise the picture leaves the head to what it shows
+    ("a photo of a man on a surfboard", {("man", "on", "surfboard")}),
+    ("a picture of a dog running in the snow", {("dog", "running in", "snow")}),
+])
+def test_pictures_the_text_goes_on_about(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
+
+
+def test_a_picture_painted_in_words(rule):
+    # "paints a picture of" is a figure of speech: no picture, the head is the boat
+    graph = rule.parse("the scene paints a vivid picture of a boat on the wall")
+    assert "picture" not in {e.head for e in graph.entities}
+    assert "boat" in {e.head for e in graph.entities}
