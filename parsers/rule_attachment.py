@@ -40,6 +40,7 @@ from parsers.lexicon import (
     COPULAS,
     DISPLAY_VERB_FORMS,
     HOLDER_NOUNS,
+    LIGHT_VERBS,
     OWNED_PART_NOUNS,
     PICTURE_NOUNS,
     POSITION_NOUNS,
@@ -107,7 +108,7 @@ class Attacher:
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
                  "reduced", "has_items", "prep_relative", "pred_before", "current",
-                 "pronoun_at")
+                 "pronoun_at", "coloured")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -144,6 +145,7 @@ class Attacher:
         self.pred_before = -1      # pred_subj before the last relation phrase set it
         self.current = -1          # index of the chunk the rules look at
         self.pronoun_at = -1       # index of the last subject pronoun (pronoun_subject)
+        self.coloured = (-1, -1)   # (chunk, entity) of the last colours after a verb
         # a caption long enough for the conventions of long captions
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
@@ -385,6 +387,42 @@ _COLOUR_WORDS = frozenset({"red", "orange", "yellow", "green", "blue", "purple",
                            "brown", "black", "white", "gray", "grey", "silver", "gold",
                            "golden", "beige", "tan", "navy", "maroon", "teal", "violet",
                            "turquoise", "khaki", "dark", "light", "bright", "pale"})
+
+
+def colour_after_verb(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a fence painted white``, ``a bottle tinted blue``, ``words written in black``:
+    colours alone after a verb (and ``in``) of a thing say how it looks: they describe the
+    verb's subject (``( fence , is , white )``), as FACTUAL writes it, with no entity of
+    the colour and no relation; so do colours coordinated with them (``painted green and
+    yellow``)."""
+    if not c.attr_only or c.owner is not None:
+        return False
+    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    if not words or not all(w.lower() in _COLOUR_WORDS for w in words):
+        return False
+    at, subj = a.coloured
+    if a.pending is None and at == ci - 2 and a.chunks[ci - 1].kind in (CONJ, SOFT):
+        # "painted green and yellow", "green , white and red": more colours of it
+        a.builder.entities[subj].modifiers.extend(words)
+        a.coloured = (ci, subj)
+        return True
+    p = a.pending
+    if p is None or p.copula or not p.verb or p.subject < 0 \
+            or not (p.end - p.start == 1 or (p.end - p.start == 2 and a.word(p.end - 1) == "in")) \
+            or all(w.lower() in _SHADE_WORDS for w in words) \
+            or a.word(p.start) in _WEAR_FORMS or a.word(p.start) in LIGHT_VERBS:
+        return False  # "reflecting light", "wearing white", "has white"
+    head = a.builder.entities[p.subject].head
+    if is_person(head) or is_animal(head):
+        return False  # "a man dressed in blue" keeps FACTUAL's ( man , in , blue )
+    a.builder.entities[p.subject].modifiers.extend(words)
+    a.coloured = (ci, p.subject)
+    a.pending = None
+    return True
+
+
+#: colour words that are also nouns of light (``reflecting light``)
+_SHADE_WORDS = frozenset({"light", "dark", "bright", "pale"})
 
 
 def colour_after_in(a: Attacher, c: Chunk, ci: int) -> bool:
@@ -1456,7 +1494,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 
 #: the rules for each kind of chunk, tried in order until one applies
 ATTACH_RULES: dict[int, list[AttachRule]] = {
-    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_in,
+    NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
+         colour_after_in,
          absent_object, pronoun_object, pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,
           verb_of_relative_without_pronoun, preposition_before_which, worn_with_on,

@@ -730,3 +730,21 @@ def test_a_picture_painted_in_words(rule):
     graph = rule.parse("the scene paints a vivid picture of a boat on the wall")
     assert "picture" not in {e.head for e in graph.entities}
     assert "boat" in {e.head for e in graph.entities}
+
+
+@pytest.mark.parametrize("text, triples, modifiers", [
+    # colours alone after a verb of a thing describe the thing: no entity, no relation
+    ("a fence painted white next to a barn", {("fence", "next to", "barn")},
+     {"fence": ["white"]}),
+    ("a sign written in red on a door", {("sign", "on", "door")}, {"sign": ["red"]}),
+    ("the shutters are painted green and yellow", set(), {"shutters": ["green", "yellow"]}),
+    # not light itself, nor what a person wears
+    ("a window reflecting light", {("window", "reflecting", "light")}, {}),
+    ("a woman wearing black", {("woman", "wearing", "black")}, {}),
+])
+def test_colours_after_a_verb(rule, triples_of, text, triples, modifiers):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    for head, words in modifiers.items():
+        entity = next(e for e in graph.entities if e.head == head)
+        assert entity.modifiers == words

@@ -65,6 +65,7 @@ EXAMPLES = {
     ("attach", "attributes_after_copula"): "the banana is yellow",
     ("attach", "it_of_has_on_it"): "the wall has a clock on it",
     ("attach", "position_without_whole"): "the man on the right holding a cup",
+    ("attach", "colour_after_verb"): "a fence painted white next to a barn",
     ("attach", "colour_after_in"): "the word stop in red on a sign",
     ("attach", "absent_object"): "a bowl without a lid on the table",
     ("attach", "pronoun_object"): "a cat sitting on a box and chasing a mouse under it",
