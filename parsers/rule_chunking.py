@@ -1033,6 +1033,40 @@ def here_and_there(s: Chunker) -> bool:
     return True
 
 
+_COLOUR_NOUNS = frozenset({"color", "colour", "colors", "colours", "coloring", "colouring"})
+
+
+@only_for({"in", "all"})
+def adverbial_idiom(s: Chunker) -> bool:
+    """``in color`` after an adjective (``the jacket is grey in color``) and ``all the way``
+    after a noun before a relation (``a line all the way down the road``) say how or how
+    far, not where: no noun phrase and no relation, skipped (the relation after ``all the
+    way`` goes on from the phrase before it)."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w == "in" and i > 0 and i + 1 < n and lw[i + 1] in _COLOUR_NOUNS \
+            and (_adjective_like(lw[i - 1]) or lw[i - 1].endswith("ish")) \
+            and not (i + 2 < n and lw[i + 2] in ("of", "with")):
+        k = i
+        while s.np_start >= 0 and k - 1 > s.np_det_end and (_adjective_like(lw[k - 1])
+                                                              or lw[k - 1].endswith("ish")):
+            k -= 1
+        if s.np_start >= 0 and k < i and k - 1 >= s.np_det_end and s.np_content \
+                and not _adjective_like(lw[k - 1]):
+            # "a fence green in colour": the colour after the noun describes it
+            s.close_np(k)
+            s.chunks[-1].modifiers.extend(s.tokens[k:i])
+        else:
+            s.close_np(i)
+        s.i += 2
+        return True
+    if s.w == "all" and lw[i + 1:i + 3] == ["the", "way"] and i + 3 < n \
+            and (s.np_start >= 0 or s.pk == NP) and s.rel_trie.longest(lw, i + 3) > i + 3:
+        s.close_np(i)
+        s.i += 3
+        return True
+    return False
+
+
 @only_for(LIGHT_VERBS)
 def light_verb_before_comparison(s: Chunker) -> bool:
     """A light verb before an attribute comparison (``that has the same colour as``, ``with
@@ -1372,6 +1406,7 @@ CHUNK_RULES: list[ChunkRule] = [
     adverb_before_relation,
     unknown_adverb,
     here_and_there,
+    adverbial_idiom,
     floating_each,
     infinitive,
     light_verb_before_comparison,

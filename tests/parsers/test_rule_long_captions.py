@@ -748,3 +748,15 @@ def test_colours_after_a_verb(rule, triples_of, text, triples, modifiers):
     for head, words in modifiers.items():
         entity = next(e for e in graph.entities if e.head == head)
         assert entity.modifiers == words
+
+
+@pytest.mark.parametrize("text, triples", [
+    # "in color" after an adjective and "all the way" before a relation name no thing
+    ("the jacket is grey in color", set()),
+    ("a wooden fence green in colour next to a shed", {("fence", "next to", "shed")}),
+    ("a yellow line all the way across the road", {("line", "across", "road")}),
+    # "in" before a colour noun after a noun stays a relation
+    ("a book in colors of the rainbow", {("book", "in", "colors"), ("rainbow", "has", "colors")}),
+])
+def test_adverbial_idioms(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
