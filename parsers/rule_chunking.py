@@ -1026,7 +1026,8 @@ def here_and_there(s: Chunker) -> bool:
         return False
     after_noun = s.np_start >= 0 and s.np_content
     after_here = i >= 2 and lw[i - 2] == "here" and lw[i - 1] in ("and", "&", "or")
-    if not (after_noun or after_here) or (i + 1 < n and s.starts_relation(i + 1)):
+    if not (after_noun or after_here) \
+            or (not after_noun and i + 1 < n and s.starts_relation(i + 1)):
         return False  # "dotted here and there with trees" keeps its words
     s.close_np(i)
     s.i += 1

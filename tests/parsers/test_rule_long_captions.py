@@ -760,3 +760,9 @@ def test_colours_after_a_verb(rule, triples_of, text, triples, modifiers):
 ])
 def test_adverbial_idioms(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_here_after_a_noun_before_a_relation(rule, triples_of):
+    # "here" right after a noun says where it is, also before a relation
+    assert triples_of(rule.parse("a slice of cake here with a cherry on it")) == {
+        ("cherry", "on", "cake")}
