@@ -1397,10 +1397,18 @@ def relative_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+#: conjunctions that join two things as such (their ``and`` relations keep the word)
+_COORDINATORS = frozenset({"and", "or", "but", "&", "nor"})
+
+
 def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
-    """``and``: remember the entity before it and its span (for ``and`` relations)."""
+    """``and``: remember the entity before it and its span (for ``and`` relations).  Other
+    conjunctions (``while``, ``as``, ``when``, ``plus``) join clauses or add a thing, no
+    relation of the two things: their link has no phrase (``grass in the outfield while the
+    infield is dirt``)."""
     a.conj_np = a.last_np
-    a.conj_span = (c.start, c.end)
+    a.conj_span = (c.start, c.end) if " ".join(a.tokens[c.start:c.end]).lower() \
+        in _COORDINATORS else (c.start, c.start)
     return True
 
 

@@ -766,3 +766,13 @@ def test_here_after_a_noun_before_a_relation(rule, triples_of):
     # "here" right after a noun says where it is, also before a relation
     assert triples_of(rule.parse("a slice of cake here with a cherry on it")) == {
         ("cherry", "on", "cake")}
+
+
+def test_subordinating_conjunction_names_no_relation(rule, triples_of):
+    # "while" joins two clauses: the two phrases are linked, with no relation phrase
+    graph = rule.parse("the grass is in the outfield while the infield is dirt")
+    assert ("grass", "in", "outfield") in triples_of(graph)
+    assert not any(r.text == "while" for r in graph.relations)
+    # "and" keeps its word
+    graph = rule.parse("a cat and a dog")
+    assert [r.text for r in graph.relations] == ["and"]
