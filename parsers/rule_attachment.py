@@ -108,7 +108,7 @@ class Attacher:
                  "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
                  "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
                  "reduced", "has_items", "prep_relative", "pred_before", "current",
-                 "pronoun_at", "coloured")
+                 "pronoun_at", "coloured", "aside")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -146,6 +146,7 @@ class Attacher:
         self.current = -1          # index of the chunk the rules look at
         self.pronoun_at = -1       # index of the last subject pronoun (pronoun_subject)
         self.coloured = (-1, -1)   # (chunk, entity) of the last colours after a verb
+        self.aside = (-1, -1)      # (subject, chunk) of a participle opening ", doing ... ,"
         # a caption long enough for the conventions of long captions
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
@@ -1077,6 +1078,9 @@ def relation_awaiting_object(a: Attacher, c: Chunk, ci: int) -> bool:
     object, the next noun phrase (:func:`object_of_relation`); a copula before it is no
     relation."""
     subj = a.relation_subject(c, ci)
+    if c.verb and a.prev == SOFT and ci > 1 and a.chunks[ci - 2].kind == NP \
+            and a.word(c.start).endswith(("ing", "ed")):
+        a.aside = (subj, ci)  # "a bear , wearing an apron with a logo on it , ..."
     if c.verb or a.prev in (COP, PRON):
         a.pred_before = a.pred_subj
         a.pred_subj = subj
@@ -1098,6 +1102,18 @@ def subject_of_copula(a: Attacher, c: Chunk) -> int | None:
     if a.prev == COP:
         return a.clause_subj if a.clause_subj >= 0 else a.last_np
     return None
+
+
+def subject_after_aside(a: Attacher, c: Chunk) -> int | None:
+    """``a teddy bear , wearing an apron with a logo on it , in front of a monitor``: a
+    relation right after the comma that closes a participle clause set off by commas
+    describes the phrase before the clause."""
+    subj, at = a.aside
+    if subj < 0 or a.prev != SOFT or a.current - 1 <= at \
+            or any(a.chunks[k].kind in (HARD, CONJ, COP, PRON) for k in range(at, a.current)):
+        return None
+    a.aside = (-1, -1)
+    return subj
 
 
 def subject_of_coordinated_relation(a: Attacher, c: Chunk) -> int | None:
@@ -1486,6 +1502,7 @@ NP_LINK_RULES: list[LinkRule] = [
 SUBJECT_RULES: list[SubjectRule] = [
     subject_of_relative_clause,
     subject_of_copula,
+    subject_after_aside,
     subject_of_coordinated_relation,
     participle_after_prepositional_object,
     subject_of_finite_verb,

@@ -776,3 +776,19 @@ def test_subordinating_conjunction_names_no_relation(rule, triples_of):
     # "and" keeps its word
     graph = rule.parse("a cat and a dog")
     assert [r.text for r in graph.relations] == ["and"]
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a relation after the comma that closes a participle clause set off by commas
+    # describes the phrase before the clause
+    ("a bear , holding a cup with a lid on it , next to a lamp",
+     {("bear", "holding", "cup"), ("bear", "next to", "lamp")}, {("lid", "next to", "lamp")}),
+    ("a dog, chasing a ball into the water, near the shore",
+     {("dog", "near", "shore")}, {("water", "near", "shore")}),
+    # a list after a verb keeps its items
+    ("a man , carrying a bag , a box and a chair", {("man", "carrying", "chair")}, set()),
+])
+def test_relation_after_a_participle_clause_in_commas(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

@@ -99,6 +99,7 @@ EXAMPLES = {
     ("link", "sentence_subject"): "The cat is on the mat. The dog is under the table.",
     ("subject", "subject_of_relative_clause"): "the cup that is on the table",
     ("subject", "subject_of_copula"): "The cat is under the laptop.",
+    ("subject", "subject_after_aside"): "a bear , holding a cup with a lid on it , next to a lamp",
     ("subject", "subject_of_coordinated_relation"):
         "the cup that is on the plate that is near the fork and left of the knife",
     ("subject", "participle_after_prepositional_object"): "the man next to the car wearing a hat",
