@@ -114,6 +114,9 @@ _INSIDE_VERBS = frozenset({"sitting", "lying", "laying", "sleeping", "hiding", "
                            "curled", "napping", "peeking", "stuck", "stuffed", "packed"})
 
 
+#: forms of ``don``: ``a player donning a cap`` wears it
+_DON_FORMS = frozenset({"don", "dons", "donning", "donned"})
+
 #: participles of dressing: ``a man dressed in black``, ``clad in a coat``: ``wearing``
 _DRESS_VERBS = frozenset({"dressed", "clad", "donned", "cloaked", "attired", "garbed"})
 
@@ -164,6 +167,9 @@ def relation_convention(words: Sequence[str], subject: str,
             return HAS, False
         if first in SAYING_VERBS and o == "words":
             return "on", True  # "a sign that says `` stop ''": the words are on the sign
+        if first in _DON_FORMS and (lexicon_form(o, CLOTHING_NOUNS) or lexicon_form(
+                o, OUTER_GARMENTS) or lexicon_form(o, WORN_WITH_NOUNS)):
+            return WEAR, False  # "a player donning a cap"
         return None
     last = words[-1]
     if first in _DRESS_VERBS and last in ("in", "as"):

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import CLOTHING_NOUNS, lexicon_form
+from parsers.lexicon import CLOTHING_NOUNS, WORN_WITH_NOUNS, lexicon_form
 from parsers.noun_classes import is_unseen_verb
 from parsers.word_classes import is_adverb
 
@@ -175,7 +175,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
         from parsers.coreference import is_person
 
         if core[1] != "by" and is_person(subject) and (lexicon_form(
-                _last(obj), CLOTHING_NOUNS) or lexicon_form(_last(obj), OUTER_GARMENTS)):
+                _last(obj), CLOTHING_NOUNS) or lexicon_form(_last(obj), OUTER_GARMENTS)
+                or lexicon_form(_last(obj), WORN_WITH_NOUNS)):
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
     if is_unseen_verb(core[0]):

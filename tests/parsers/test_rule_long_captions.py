@@ -792,3 +792,13 @@ def test_relation_after_a_participle_clause_in_commas(rule, triples_of, text, wa
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+def test_donning_and_adorned_in_glasses(rule, triples_of):
+    # "donning" clothing is wearing it, in captions and in paragraphs
+    assert triples_of(rule.parse("a player donning a white cap")) == {
+        ("player", "wearing", "cap")}
+    # glasses a person is adorned in are worn, like clothing
+    graph = rule.parse("A woman, adorned in a plaid shirt and glasses, sits on a bench.",
+                       mode="scene")
+    assert {("woman", "wearing", "glasses"), ("woman", "wearing", "shirt")} <= triples_of(graph)
