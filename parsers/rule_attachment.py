@@ -1400,12 +1400,15 @@ def second_relative_clause(a: Attacher, c: Chunk, ci: int) -> bool:
 
 def relative_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
     """``that / which / who``: the clause describes the noun phrase before it; ``who`` the
-    nearest person or animal before it (``a man with dark hair who is wearing a tie``)."""
+    nearest person or animal before it (``a man with dark hair who is wearing a tie``),
+    also the owner named inside that phrase (``the man's shirt who is holding a ball``)."""
     a.antecedent = a.last_np
     if a.word(c.start) in ("who", "whom") and a.last_np >= 0:
         entities = a.builder.entities
         if not (is_person(entities[a.last_np].head) or is_animal(entities[a.last_np].head)):
-            for k in range(a.last_np - 1, -1, -1):
+            # from the last entity made: the owner of the phrase comes after it ("the man's
+            # shirt who is holding a ball": the man)
+            for k in range(len(entities) - 1, -1, -1):
                 if is_person(entities[k].head) or is_animal(entities[k].head):
                     a.antecedent = k
                     break

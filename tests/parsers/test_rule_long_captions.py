@@ -802,3 +802,10 @@ def test_donning_and_adorned_in_glasses(rule, triples_of):
     graph = rule.parse("A woman, adorned in a plaid shirt and glasses, sits on a bench.",
                        mode="scene")
     assert {("woman", "wearing", "glasses"), ("woman", "wearing", "shirt")} <= triples_of(graph)
+
+
+def test_who_after_a_possessed_thing(rule, triples_of):
+    # "who" after "the man's shirt" is the man, the person the phrase names
+    got = triples_of(rule.parse("a logo on the man's shirt who is holding a ball"))
+    assert ("man", "holding", "ball") in got
+    assert ("shirt", "holding", "ball") not in got
