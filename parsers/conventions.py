@@ -97,8 +97,13 @@ _PARTICLE_DROPPING_VERBS = frozenset(
 #: prepositions FACTUAL's annotators write in a shorter synonym, also after a verb
 #: (``sitting underneath``: ``sitting under``); on its training data ``underneath`` is
 #: ``under`` 13 times of 13 where the two entities are related, ``inside of`` ``inside`` 11
-#: of 12, ``in between`` ``between`` 7 of 8 and ``at the top of`` ``on top of`` 21 of 26.
-#: (``beneath`` and ``below`` are VSR's relations and stay as written.)
+#: of 12, ``in between`` ``between`` 7 of 8 and ``at the top of`` ``on top of`` 21 of 26;
+#: ``along the side of`` ``alongside`` 11 of 16, ``at the end of`` ``in end of`` 18 of 23,
+#: ``at the corner of`` ``in corner of`` 4 of 4, ``on the other side of`` ``on side of`` 10
+#: of 17, and a particle before ``in`` is left out (``up in``, ``out in``: ``in``, 19 of 20).
+#: (``beneath`` and ``below`` are VSR's relations and stay as written, as do ``at the edge
+#: of``, ``at the back of`` and ``at the bottom of``, which VSR and the spatial benchmarks
+#: name.)
 _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("underneath",), ("under",)),
     (("inside", "of"), ("inside",)),
@@ -106,6 +111,13 @@ _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("in", "between"), ("between",)),
     (("at", "the", "top", "of"), ("on", "top", "of")),
     (("at", "top", "of"), ("on", "top", "of")),
+    (("along", "the", "side", "of"), ("alongside",)),
+    (("along", "side", "of"), ("alongside",)),
+    (("at", "the", "end", "of"), ("in", "end", "of")),
+    (("at", "the", "corner", "of"), ("in", "corner", "of")),
+    (("on", "the", "other", "side", "of"), ("on", "side", "of")),
+    (("up", "in"), ("in",)),
+    (("out", "in"), ("in",)),
 )
 
 
@@ -185,6 +197,8 @@ def relation_convention(words: Sequence[str], subject: str,
         if verb is not None and (last == "by" or (last in ("in", "with")
                                                   and first in INSTRUMENT_PASSIVE_VERBS)):
             return verb, True
+    if n == 2 and last == "onto" and first.startswith(("hold", "held")):
+        return first, False  # "holding onto a rail": holding (14 of 16 on FACTUAL's data)
     if words[1] in ("down", "up") and first in _PARTICLE_DROPPING_VERBS \
             and (n > 2 or first.startswith(("hold", "held"))):
         verb = "lying" if first == "laying" else first

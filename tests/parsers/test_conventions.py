@@ -62,6 +62,19 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["at", "the", "top", "of"], "star", "tree", ("on top of", False)),
     (["beneath"], "cat", "table", None),
     (["below"], "shelf", "window", None),
+    (["along", "the", "side", "of"], "truck", "road", ("alongside", False)),
+    (["parked", "along", "the", "side", "of"], "truck", "road", ("parked alongside", False)),
+    (["at", "the", "end", "of"], "chair", "hall", ("in end of", False)),
+    (["at", "the", "corner", "of"], "lamp", "room", ("in corner of", False)),
+    (["on", "the", "other", "side", "of"], "shop", "street", ("on side of", False)),
+    (["up", "in"], "balloon", "sky", ("in", False)),
+    (["floating", "out", "in"], "buoy", "sea", ("floating in", False)),
+    (["holding", "onto"], "girl", "rail", ("holding", False)),
+    # benchmark wordings stay
+    (["at", "the", "edge", "of"], "cup", "table", None),
+    (["at", "the", "bottom", "of"], "ball", "stairs", None),
+    (["at", "the", "back", "of"], "boy", "bus", None),
+    (["jumping", "onto"], "cat", "bed", None),
     # "w/" is "with"; words said are on the thing that says them; clothing after a verb
     # and "in" is worn, a boot one sits in is not
     (["w", "/"], "girl", "sunglasses", ("wearing", False)),
