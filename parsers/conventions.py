@@ -102,7 +102,9 @@ _PARTICLE_DROPPING_VERBS = frozenset(
 #: of 12, ``in between`` ``between`` 7 of 8 and ``at the top of`` ``on top of`` 21 of 26;
 #: ``along the side of`` ``alongside`` 11 of 16, ``at the end of`` ``in end of`` 18 of 23,
 #: ``at the corner of`` ``in corner of`` 4 of 4, ``on the other side of`` ``on side of`` 10
-#: of 17, and a particle before ``in`` is left out (``up in``, ``out in``: ``in``, 19 of 20).
+#: of 17, ``on the end of`` ``in end of`` 7 of 7, ``by the side of`` and ``to the side of``
+#: ``on side of`` 10 of 15, ``off of`` ``off`` 11 of 17, and a particle before ``in`` is left
+#: out (``up in``, ``out in``: ``in``, 19 of 20).
 #: (``beneath`` and ``below`` are VSR's relations and stay as written, as do ``at the edge
 #: of``, ``at the back of`` and ``at the bottom of``, which VSR and the spatial benchmarks
 #: name.)
@@ -118,6 +120,10 @@ _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("at", "the", "end", "of"), ("in", "end", "of")),
     (("at", "the", "corner", "of"), ("in", "corner", "of")),
     (("on", "the", "other", "side", "of"), ("on", "side", "of")),
+    (("on", "the", "end", "of"), ("in", "end", "of")),
+    (("by", "the", "side", "of"), ("on", "side", "of")),
+    (("to", "the", "side", "of"), ("on", "side", "of")),
+    (("off", "of"), ("off",)),
     (("up", "in"), ("in",)),
     (("out", "in"), ("in",)),
 )
@@ -208,6 +214,8 @@ def relation_convention(words: Sequence[str], subject: str,
             return verb, True
     if n >= 3 and words[1] == "to" and first in _CONATIVE_VERBS:
         return " ".join(words[2:]), False  # "trying to catch a ball": catch
+    if n >= 3 and first in ("lined", "lining", "line", "lines") and words[1] == "up":
+        return " ".join(words[2:]), False  # "cars lined up on the street": on
     if first == "seated":
         return " ".join(("sitting",) + tuple(words[1:])), False  # "seated at": sitting at
     if n == 2 and last == "onto" and first.startswith(("hold", "held")):

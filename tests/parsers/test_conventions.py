@@ -75,6 +75,12 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["about", "to", "throw"], "boy", "ball", ("throw", False)),
     (["used", "to", "cut"], "knife", "bread", None),
     (["seated", "at"], "man", "desk", ("sitting at", False)),
+    (["on", "the", "end", "of"], "cat", "bench", ("in end of", False)),
+    (["by", "the", "side", "of"], "bike", "road", ("on side of", False)),
+    (["hanging", "off", "of"], "towel", "rail", ("hanging off", False)),
+    (["lined", "up", "on"], "cars", "street", ("on", False)),
+    (["waiting", "for"], "man", "bus", None),
+    (["looking", "for"], "dog", "ball", None),
     # benchmark wordings stay
     (["at", "the", "edge", "of"], "cup", "table", None),
     (["at", "the", "bottom", "of"], "ball", "stairs", None),
