@@ -402,7 +402,7 @@ def colour_after_verb(a: Attacher, c: Chunk, ci: int) -> bool:
     if not words or not all(w.lower() in _COLOUR_WORDS for w in words):
         return False
     at, subj = a.coloured
-    if a.pending is None and at == ci - 2 and a.chunks[ci - 1].kind in (CONJ, SOFT):
+    if a.pending is None and at >= 0 and at == ci - 2 and a.chunks[ci - 1].kind in (CONJ, SOFT):
         # "painted green and yellow", "green , white and red": more colours of it
         a.builder.entities[subj].modifiers.extend(words)
         a.coloured = (ci, subj)

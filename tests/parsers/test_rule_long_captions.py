@@ -809,3 +809,8 @@ def test_who_after_a_possessed_thing(rule, triples_of):
     got = triples_of(rule.parse("a logo on the man's shirt who is holding a ball"))
     assert ("man", "holding", "ball") in got
     assert ("shirt", "holding", "ball") not in got
+
+
+def test_colour_after_a_conjunction_opening_the_text(rule):
+    # no colours after a verb came before: the colour is a phrase of its own
+    assert [e.head for e in rule.parse("and red").entities] == ["red"]
