@@ -1250,9 +1250,17 @@ def subject_after_quoted_words(a: Attacher, c: Chunk) -> int | None:
 
 def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
     """``a mug of tea on the desk``, ``a ball of yarn on a table``: after ``X of Y`` the
-    head X (the root) carries the relation."""
+    head X (the root) carries the relation; ``with`` right after a part of a person or an
+    animal describes the whole (``the head of a man with brown hair``: the man has it)."""
     r = _object_relation(a)
     if r is not None and r.end - r.start == 1 and a.word(r.start) == "of":
+        entities = a.builder.entities
+        whole, part = entities[r.object].head, entities[r.subject].head
+        if c.end - c.start == 1 and a.word(c.start) == "with" \
+                and entities[r.object].span[0] == a.chunks[a.current - 1].start \
+                and (is_person(whole) or is_animal(whole)) \
+                and lexicon_form(part.split()[-1] if part else "", OWNED_PART_NOUNS):
+            return r.object  # "the head of a man with brown hair": the man has the hair
         return r.subject
     return None
 

@@ -814,3 +814,19 @@ def test_who_after_a_possessed_thing(rule, triples_of):
 def test_colour_after_a_conjunction_opening_the_text(rule):
     # no colours after a verb came before: the colour is a phrase of its own
     assert [e.head for e in rule.parse("and red").entities] == ["red"]
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "with" right after a part of a person or an animal describes the whole
+    ("the face of a girl with long red hair",
+     {("girl", "has", "face"), ("girl", "has", "hair")}, {("face", "with", "hair")}),
+    ("the tail of a dog with a collar", {("dog", "has", "collar")}, {("tail", "with", "collar")}),
+    # not after a copula, and not after what holds or contains
+    ("the mane of the horse is brown with black streaks",
+     {("mane", "with", "streaks")}, set()),
+    ("a bowl of soup with a spoon", {("bowl", "with", "spoon")}, set()),
+])
+def test_with_after_a_part_of_a_whole(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
