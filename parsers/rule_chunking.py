@@ -74,6 +74,7 @@ _NEG_AUXILIARIES = frozenset(
 _PICTURE_NOUNS = frozenset({"photo", "picture", "image", "photograph", "view", "closeup",
                             "close-up", "shot", "snapshot"})
 _OBJECT_PRONOUNS = frozenset({"him", "her", "it", "them", "me", "us", "you", "one"})
+_WEARING = frozenset({"wearing", "wears", "wear", "wore"})
 _VERB_ENDINGS = ("s", "ed", "ing")
 #: third-person forms of transitive verbs; between two nouns they are the verb (``the man
 #: wears long pants``) even without a determiner after them
@@ -297,6 +298,9 @@ class Chunker:
         n = len(lw)
         if w in VERB_FORMS:
             nxt = lw[i + 1] if i + 1 < n else ""
+            if w.endswith("ing") and i > 0 and lw[i - 1] in _WEARING and nxt.isalpha() \
+                    and rel_trie.longest(lw, i + 1) == i + 1 and nxt not in DETERMINERS:
+                return i, False  # "wearing swimming trunks": a kind of trunks
             if not predicate and self.plural_after_attributes(i):
                 return end, False  # "dead leaves on the ground": the leaves are the head
             if not predicate and w in WEAK_VERB_FORMS:
@@ -333,6 +337,9 @@ class Chunker:
                     and rel_trie.longest(lw, k) == k:
                 k += 1
             prep_end = rel_trie.longest(lw, k) if k < n else k
+            if prep_end > k and lw[k] in VERB_FORMS and lw[k].endswith("ing") \
+                    and w.endswith("ing"):
+                prep_end = k  # "standing wearing a hat": two verbs, the second with its object
             verb_end = prep_end if prep_end > k else i + 1
             if verb_end > end:
                 return verb_end, True

@@ -830,3 +830,15 @@ def test_with_after_a_part_of_a_whole(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a participle right after another one takes the relation; the first has no object
+    ("a man standing wearing a red hat", {("man", "wearing", "hat")}),
+    ("a boy running chasing a ball", {("boy", "chasing", "ball")}),
+    ("people standing looking at a sign", {("people", "looking at", "sign")}),
+    # after "wearing" a participle names a kind of clothing
+    ("a man wearing swimming trunks", {("man", "wearing", "trunks")}),
+])
+def test_two_participles_in_a_row(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
