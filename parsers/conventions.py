@@ -101,10 +101,10 @@ _PARTICLE_DROPPING_VERBS = frozenset(
 #: ``under`` 13 times of 13 where the two entities are related, ``inside of`` ``inside`` 11
 #: of 12, ``in between`` ``between`` 7 of 8 and ``at the top of`` ``on top of`` 21 of 26;
 #: ``along the side of`` ``alongside`` 11 of 16, ``at the end of`` ``in end of`` 18 of 23,
-#: ``at the corner of`` ``in corner of`` 4 of 4, ``on the other side of`` ``on side of`` 10
-#: of 17, ``on the end of`` ``in end of`` 7 of 7, ``by the side of`` and ``to the side of``
-#: ``on side of`` 10 of 15, ``off of`` ``off`` 11 of 17, and a particle before ``in`` is left
-#: out (``up in``, ``out in``: ``in``, 19 of 20).
+#: ``at the corner of`` ``in corner of`` 4 of 4 (``on the corner of`` 3 of 6), ``on the
+#: other side of`` ``on side of`` 10 of 17, ``on the end of`` ``in end of`` 7 of 7, ``by the
+#: side of`` and ``to the side of`` ``on side of`` 10 of 15, ``off of`` ``off`` 11 of 17, and
+#: a particle before ``in`` is left out (``up in``, ``out in``: ``in``, 19 of 20).
 #: (``beneath`` and ``below`` are VSR's relations and stay as written, as do ``at the edge
 #: of``, ``at the back of`` and ``at the bottom of``, which VSR and the spatial benchmarks
 #: name.)
@@ -119,6 +119,7 @@ _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("along", "side", "of"), ("alongside",)),
     (("at", "the", "end", "of"), ("in", "end", "of")),
     (("at", "the", "corner", "of"), ("in", "corner", "of")),
+    (("on", "the", "corner", "of"), ("in", "corner", "of")),
     (("on", "the", "other", "side", "of"), ("on", "side", "of")),
     (("on", "the", "end", "of"), ("in", "end", "of")),
     (("by", "the", "side", "of"), ("on", "side", "of")),
@@ -218,7 +219,8 @@ def relation_convention(words: Sequence[str], subject: str,
         return " ".join(words[2:]), False  # "cars lined up on the street": on
     if first == "seated":
         return " ".join(("sitting",) + tuple(words[1:])), False  # "seated at": sitting at
-    if n == 2 and last == "onto" and first.startswith(("hold", "held")):
+    if (n == 2 and last == "onto" or list(words[1:]) == ["on", "to"]) \
+            and first.startswith(("hold", "held")):
         return first, False  # "holding onto a rail": holding (14 of 16 on FACTUAL's data)
     if words[1] in ("down", "up") and first in _PARTICLE_DROPPING_VERBS \
             and (n > 2 or first.startswith(("hold", "held"))):

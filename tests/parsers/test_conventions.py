@@ -70,6 +70,8 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["up", "in"], "balloon", "sky", ("in", False)),
     (["floating", "out", "in"], "buoy", "sea", ("floating in", False)),
     (["holding", "onto"], "girl", "rail", ("holding", False)),
+    (["holding", "on", "to"], "girl", "rail", ("holding", False)),
+    (["on", "the", "corner", "of"], "shop", "street", ("in corner of", False)),
     # a verb of trying before "to" gives way to the verb after it; "seated" is sitting
     (["trying", "to", "catch"], "dog", "ball", ("catch", False)),
     (["about", "to", "throw"], "boy", "ball", ("throw", False)),
