@@ -1,0 +1,67 @@
+"""scripts/relation_probe.py: its items say what their labels claim, and a short run reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+_PATH = Path(__file__).resolve().parents[3] / "scripts" / "relation_probe.py"
+_spec = importlib.util.spec_from_file_location("relation_probe", _PATH)
+probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe)
+
+
+def _centres(item):
+    boxes = item["boxes"]
+    return (boxes[..., :2] + boxes[..., 2:]) / 2
+
+
+@pytest.mark.parametrize("task", probe.TASKS)
+def test_the_words_name_the_first_two_regions_and_the_label_is_their_geometry(task):
+    stream = probe.Stream(task, objects=5, feature_dim=16, seed=3)
+    item = stream.draw(400, torch.Generator().manual_seed(4))
+    feats, tokens, label = item["feats"], item["tokens"], item["label"].bool()
+    # each object word's class vector is the nearest to its region's features
+    for word, region in ((0, 0), (2, 1)):
+        own = feats[:, region] - stream.common
+        distance = (own[:, None] - stream.classes[None]).norm(dim=-1)
+        assert torch.equal(distance.argmin(dim=1), tokens[:, word] - 1)
+    c = _centres(item)
+    a, b = c[:, 0], c[:, 1]
+    if task == "subject_x":
+        assert torch.equal(label, a[:, 0] < 0.45)
+    elif task == "left_of":
+        assert torch.equal(label, a[:, 0] < b[:, 0])
+    else:
+        rel = tokens[:, 1] - (stream.objects + 1)
+        holds = torch.stack([a[:, 0] < b[:, 0], a[:, 0] >= b[:, 0],
+                             a[:, 1] < b[:, 1], a[:, 1] >= b[:, 1]], dim=1)
+        stated = holds[torch.arange(len(rel)), rel]
+        assert torch.equal(label, stated)
+        assert 0.4 < label.float().mean() < 0.6        # negatives: the opposite relation
+    assert 0.3 < label.float().mean() < 0.7
+
+
+def test_a_short_run_prints_every_evaluation_and_a_summary(capsys):
+    assert probe.main(["--task", "relation", "--steps", "4", "--eval-every", "2",
+                       "--batch-size", "8", "--align", "1.0"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["step"] for r in rows[:-1]] == [2, 4]
+    assert all(0 <= r["val_accuracy"] <= 1 and r["align_loss"] >= 0 for r in rows[:-1])
+    summary = rows[-1]
+    assert summary["task"] == "relation" and summary["steps"] == 4 and summary["align"] == 1.0
+    assert summary["best_val_accuracy"] == max(r["val_accuracy"] for r in rows[:-1])
+    assert 0.5 <= summary["chance"] < 0.6
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="unknown task"):
+        probe.Stream("above", objects=4, feature_dim=8, seed=0)
+    with pytest.raises(ValueError, match="at least 2"):
+        probe.Stream("left_of", objects=1, feature_dim=8, seed=0)
+    with pytest.raises(SystemExit):
+        probe.main(["--steps", "0"])
