@@ -1014,11 +1014,13 @@ def worn_with_on(a: Attacher, c: Chunk, ci: int) -> bool:
     """``a man with a dark hat on``: ``on`` with no object after the object of ``with``
     makes that object worn (``( man , wearing , hat )``), by the clause's subject when the
     ``with`` followed a thing (``standing in the background with a hat on``); nothing is
-    worn by a thing (``a cup with a lid on``)."""
+    worn by a thing (``a cup with a lid on``).  A verb right after it describes the wearer
+    (``a man with a hat on walking down the street``)."""
     r = a.last_rel
     if c.end - c.start != 1 or a.word(c.start) != "on" or a.prev != NP or r is None \
-            or r.object != a.last_np or a.next_kind(ci) not in (HARD, SOFT, CONJ, -1) \
-            or a.word(r.start) != "with":
+            or r.object != a.last_np or a.word(r.start) != "with" \
+            or not (a.next_kind(ci) in (HARD, SOFT, CONJ, -1)
+                    or (a.next_kind(ci) == REL and a.chunks[ci + 1].verb)):
         return False
     builder = a.builder
     rel = next((x for x in reversed(builder.relations)
@@ -1035,6 +1037,7 @@ def worn_with_on(a: Attacher, c: Chunk, ci: int) -> bool:
     rel.text = WEAR
     rel.span = (rel.span[0], rel.span[0])
     a.pending = None
+    a.whole_of_it = (c.end, wearer)  # "a man with a hat on walking ...": the man walks
     return True
 
 
@@ -1043,8 +1046,8 @@ def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     object between them) extends it into one relation phrase; a verb after ``and`` and
     another verb without an object replaces it (``a dog running and jumping over a log``:
     ``jumping over``), as does a participle right after another one (``a man standing
-    wearing a hat``: ``wearing``).  After a copula the new phrase is a relation of its own (``a boy
-    running is wearing a cap``: ``wearing``)."""
+    wearing a hat``: ``wearing``).  After a copula the new phrase is a relation of its own
+    (``a boy running is wearing a cap``: ``wearing``)."""
     p = a.pending
     if p is not None and not p.copula and a.prev != COP:
         if p.verb and c.verb and (a.prev == CONJ or (
@@ -1212,7 +1215,7 @@ def subject_after_y_on_it(a: Attacher, c: Chunk) -> int | None:
     """``a cup with a lid on it sits on a table``: a relation right after ``X with Y on it``
     (or ``X has Y on it``) describes X, as it would after ``X with Y``."""
     end, whole = a.whole_of_it
-    if whole >= 0 and a.prev == NP and c.start == end:
+    if whole >= 0 and a.prev in (NP, REL) and c.start == end:
         return whole
     return None
 

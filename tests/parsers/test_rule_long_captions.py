@@ -842,3 +842,9 @@ def test_with_after_a_part_of_a_whole(rule, triples_of, text, wanted, unwanted):
 ])
 def test_two_participles_in_a_row(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_worn_with_on_before_a_verb(rule, triples_of):
+    # "with Y on" before a participle: Y is worn, and the participle describes the wearer
+    assert triples_of(rule.parse("a man with a hat on walking down the street")) == {
+        ("man", "wearing", "hat"), ("man", "walking down", "street")}
