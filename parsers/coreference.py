@@ -413,7 +413,11 @@ def _fronted_place(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offs
         head = scene.entities[mapped[i]].head
         return not is_abstract(head)
 
-    found = fronted_place(g.tokens, [e.span for e in g.entities], thing)
+    def animate(i: int) -> bool:
+        head = scene.entities[mapped[i]].head
+        return is_person(head) or is_animal(head)
+
+    found = fronted_place(g.tokens, [e.span for e in g.entities], thing, animate)
     if found is None:
         return
     preposition, place, subjects = found

@@ -36,7 +36,9 @@ graphs write these as follows:
   lamp hang on a wall``) places the sentence's subject, and the things coordinated with it
   (``( poster , in , background )``, ``( lamp , in , background )``), the first thing
   named after the comma; its relation is the opening preposition (``in``; ``in front
-  of`` where the words up to the place are a preposition of several words);
+  of`` where the words up to the place are a preposition of several words), after a verb
+  of standing or sitting right after persons or animals (:data:`POSITION_VERB_FORMS`:
+  ``In the heart of a field, a man stands``: ``( man , stands in , field )``);
 * a possessive determiner before a thing (``its head``, ``their peaks``, ``his shirt``)
   gives the thing to its owner, ``has`` (``wearing`` for clothing of a person): the
   subject of the sentence when it agrees with the determiner (``A cat lies down, its head
@@ -55,6 +57,7 @@ from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
            "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "JOINERS", "NOT_SEEN_WORDS",
+           "POSITION_VERB_FORMS",
            "fronted_place", "inverted_place", "paragraph_relation", "possessed_by",
            "side_phrase"]
 
@@ -104,6 +107,11 @@ SCATTERING_VERBS = frozenset({"dotted", "speckled", "sprinkled", "strewn", "pepp
 #: has , Y )``
 HAVING_VERBS = frozenset({"equipped", "fitted", "teeming", "characterized", "characterised",
                           "complete", "loaded", "laden", "outfitted", "furnished"})
+
+#: verbs of standing and sitting: where a person or an animal right before one is placed
+#: by a place phrase opening the sentence, the verb joins the preposition (``In the heart of
+#: a field, a man stands ...``: ``( man , stands in , field )``)
+POSITION_VERB_FORMS = frozenset({"stands", "stand", "standing", "sits", "sit", "sitting"})
 
 _COPULA_WORDS = frozenset({"is", "are", "was", "were", "be", "been", "being", "also"})
 _HAS = "has"
@@ -218,13 +226,17 @@ def possessed_by(determiner: str, at: int, root: int, starts: dict[int, int],
 
 
 def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
-                  thing: Callable[[int], bool]) -> tuple[str, int, list[int]] | None:
+                  thing: Callable[[int], bool],
+                  animate: Callable[[int], bool] | None = None
+                  ) -> tuple[str, int, list[int]] | None:
     """The place phrase that opens a sentence (see the module docstring).
 
     Args:
         tokens: the sentence's tokens.
         spans: token ranges of its mentions, by entity index.
         thing: whether an entity names a visible thing.
+        animate: whether an entity is a person or an animal (a verb of standing or sitting
+            after such subjects joins the preposition); ``None``: never.
 
     Returns:
         ``(preposition, place, subjects)``: the relation phrase, the place entity and the
@@ -264,6 +276,12 @@ def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
             break
     if not subjects:
         return None
+    k = spans[subjects[-1]][1]
+    if k < len(lw) and lw[k] in _COPULA_WORDS:
+        k += 1
+    if k < len(lw) and lw[k] in POSITION_VERB_FORMS and animate is not None \
+            and all(animate(i) for i in subjects):
+        preposition = f"{lw[k]} {preposition}"  # "In the background, a lamp stands": stands in
     return preposition, place, subjects
 
 

@@ -1174,11 +1174,21 @@ def participle_inside_noun_phrase(s: Chunker) -> bool:
 _BASE_VERBS = frozenset(w for w in VERB_FORMS if not w.endswith(("s", "ing", "ed")))
 
 
+def _opens_with_place(chunks: list[Chunk], k: int) -> bool:
+    """Whether the chunks of the sentence before the comma ``k`` are a place phrase: a
+    preposition opening the sentence and its objects (``In the heart of a field ,``)."""
+    start = k
+    while start > 0 and chunks[start - 1].kind != HARD:
+        start -= 1
+    return start < k and chunks[start].kind == REL and not chunks[start].verb \
+        and all(c.kind in (REL, NP) and not c.verb for c in chunks[start:k])
+
+
 def verb_after_coordinated_subject(s: Chunker) -> bool:
     """A verb in its base form right after the noun of the second of two coordinated noun
-    phrases that open a sentence, with no object after it (``A black dog and a white dog
-    play``, ``a cat and a dog sleep together``), is their verb, not the head of the
-    second phrase."""
+    phrases that open a sentence (or follow a place phrase and a comma that open it), with
+    no object after it (``A black dog and a white dog play``, ``a cat and a dog sleep
+    together``), is their verb, not the head of the second phrase."""
     i, lw, n = s.i, s.lw, s.n
     w = s.w
     if s.np_start < 0 or not s.np_content or s.pk != CONJ or len(s.chunks) < 2 \
@@ -1188,9 +1198,13 @@ def verb_after_coordinated_subject(s: Chunker) -> bool:
     prev = lw[i - 1]
     if i - 1 < s.np_det_end or prev in ATTRIBUTE_WORDS or prev in DETERMINERS:
         return False
-    for c in reversed(s.chunks):  # subjects: no relation before them in the sentence
+    chunks = s.chunks
+    for k in range(len(chunks) - 1, -1, -1):  # subjects: no relation before them in the
+        c = chunks[k]                          # sentence, or a place phrase and a comma
         if c.kind == HARD:
             break
+        if c.kind == SOFT and _opens_with_place(chunks, k):
+            break  # "In the heart of a field , a man and a woman stand"
         if c.kind not in (NP, CONJ, SOFT):
             return False
     nxt = lw[i + 1] if i + 1 < n else ""

@@ -127,6 +127,17 @@ def test_an_opening_place_phrase_places_the_subjects_after_its_comma(rule):
     assert ("hens", "in front of", "barn") in triples
 
 
+def test_an_opening_place_phrase_joins_a_verb_of_standing_after_persons(rule):
+    # a person or an animal that stands or sits: the verb joins the preposition
+    g = rule.parse("In the heart of a field, a man and a woman stand together.", mode="scene")
+    assert {("man", "stand in", "field"), ("woman", "stand in", "field")} <= _triples(g)
+    g = rule.parse("In the heart of a meadow, a girl sits quietly.", mode="scene")
+    assert ("girl", "sits in", "meadow") in _triples(g)
+    # things that stand keep the bare preposition
+    g = rule.parse("In the background, an old barn stands tall.", mode="scene")
+    assert ("barn", "in", "background") in _triples(g)
+
+
 def test_an_opening_place_phrase_skips_the_viewer(rule):
     g = rule.parse("In the background, you can see tall pines.", mode="scene")
     assert ("pines", "in", "background") in _triples(g)
