@@ -224,7 +224,8 @@ def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: 
     """Whether a relation starting with ``word`` after the object of another relation
     describes that relation's subject: after worn clothing, anything but ``with`` and
     ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
-    ``at`` (``a boy hitting a ball with a bat``)."""
+    ``at`` (``a boy hitting a ball with a bat``), not after the agent of a passive (``a
+    square dominated by a tower with a clock``: the tower has it)."""
     if after_clothing:
         return word not in ("with", "on")
     return bool(after_verb) and not verb and word in ("with", "at")
@@ -1277,8 +1278,8 @@ def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     describe the last relation's subject."""
     r = _object_relation(a)
     if r is not None and _describes_subject(a.word(c.start), c.verb, a.worn == a.last_np,
-                                            r.verb):
-        return r.subject
+                                            r.verb and a.word(r.end - 1) != "by"):
+        return r.subject  # not after the agent of a passive ("dominated by a tower with")
     return None
 
 

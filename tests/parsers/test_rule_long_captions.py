@@ -848,3 +848,12 @@ def test_worn_with_on_before_a_verb(rule, triples_of):
     # "with Y on" before a participle: Y is worn, and the participle describes the wearer
     assert triples_of(rule.parse("a man with a hat on walking down the street")) == {
         ("man", "wearing", "hat"), ("man", "walking down", "street")}
+
+
+def test_with_after_the_agent_of_a_passive(rule, triples_of):
+    # "with" after the agent of a passive describes the agent, not the verb's subject
+    got = triples_of(rule.parse("a square dominated by a tower with a clock"))
+    assert ("tower", "with", "clock") in got
+    assert ("square", "with", "clock") not in got
+    # after an active verb's object it stays the verb's subject's
+    assert ("boy", "with", "bat") in triples_of(rule.parse("a boy hitting a ball with a bat"))
