@@ -515,7 +515,9 @@ PASSIVE_VERBS: dict[str, str] = {
     "shaded": "shade", "framed": "frame", "filled": "fill", "topped": "top",
     "crowded": "crowd", "occupied": "occupy", "used": "use", "fed": "feed",
     "petted": "pet", "kicked": "kick", "touched": "touch", "led": "lead", "hugged": "hug",
-    "bordered": "border", "flanked": "flank", "overlooked": "overlook",
+    "bordered": "border", "overlooked": "overlook",
+    # what flanks a thing is on both sides of it, as FACTUAL and DiscoSG write it
+    "flanked": "on both sides of",
 }
 
 #: of those, the verbs whose instrument with ``in`` / ``with`` is the logical subject as

@@ -76,11 +76,11 @@ HAVE_WORDS = frozenset({"with", "features", "featuring", "feature", "boasts", "b
                         "sports", "sporting"})
 
 #: past participles of verbs of decorating and covering, and their lemma: ``X adorned with
-#: Y`` is ``( Y , adorn , X )``
+#: Y`` is ``( Y , adorn , X )`` (what flanks X is ``on both sides of`` it)
 DECORATING_VERBS: dict[str, str] = {
     "adorned": "adorn", "decorated": "decorate", "covered": "cover", "lined": "line",
-    "surrounded": "surround", "framed": "frame", "flanked": "flank", "bordered": "border",
-    "studded": "stud", "trimmed": "trim", "topped": "top",
+    "surrounded": "surround", "framed": "frame", "flanked": "on both sides of",
+    "bordered": "border", "studded": "stud", "trimmed": "trim", "topped": "top",
     "embellished": "embellish", "accented": "accent", "draped": "drape",
     "encircled": "encircle", "edged": "edge", "crowned": "crown", "ringed": "ring",
 }

@@ -51,6 +51,7 @@ def assert_consistent(g: LanguageGraph) -> None:
     (["pulled", "by"], "wagon", "pony", ("pull", True)),
     (["covered", "with"], "car", "leaves", ("cover", True)),
     (["covered", "by"], "car", "tarp", ("cover", True)),
+    (["flanked", "by"], "door", "lamps", ("on both sides of", True)),
     (["filled", "with"], "jar", "coins", None),
     (["laying", "on"], "puppy", "rug", ("lying on", False)),
     (["on"], "cup", "desk", None),
