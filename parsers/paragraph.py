@@ -13,7 +13,8 @@ graphs write these as follows:
   (:data:`ENCLOSING_PLACES`) is with or features is in it (``the background features a
   wall``: ``( wall , in , background )``);
 * the passive of a verb of decorating or covering turns around (:data:`DECORATING_VERBS`:
-  ``a wall adorned with tiles``: ``( tiles , adorn , wall )``), as does any passive with
+  ``a wall adorned with tiles``: ``( tiles , adorn , wall )``; ``a sky filled with
+  clouds``: ``( clouds , fill , sky )``), as does any passive with
   ``by`` (``a house framed by trees``: ``( trees , frame , house )``); clothing a person is
   adorned or draped in is worn (``( woman , wearing , dress )``);
 * a relation of side is written ``at the left of`` or ``on the right side of`` (``to the
@@ -83,6 +84,7 @@ DECORATING_VERBS: dict[str, str] = {
     "bordered": "border", "studded": "stud", "trimmed": "trim", "topped": "top",
     "embellished": "embellish", "accented": "accent", "draped": "drape",
     "encircled": "encircle", "edged": "edge", "crowned": "crown", "ringed": "ring",
+    "filled": "fill",
 }
 
 #: prepositions of purpose, role or source and conjunctions: alone they relate nothing one

@@ -76,6 +76,8 @@ def _triples(g) -> set[tuple[str, str, str]]:
     ("The fence is adorned with small lights.", ("lights", "adorn", "fence")),
     ("A cabin, decorated with wreaths, sits by a lake.", ("wreaths", "decorate", "cabin")),
     ("A cottage framed by tall trees sits by a lake.", ("trees", "frame", "cottage")),
+    ("The basket is filled with red apples.", ("apples", "fill", "basket")),
+    ("A porch flanked by two lamps faces the road.", ("lamps", "on both sides of", "porch")),
 ])
 def test_paragraph_conventions_for_having_and_decorating(rule, text, triple):
     assert triple in _triples(rule.parse(text, mode="scene"))
