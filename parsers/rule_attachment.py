@@ -553,6 +553,7 @@ def noun_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
         words = builder.add_entity(qs, qe, "words", [" ".join(a.tokens[qs:qe])])
         builder.add_relation(words, e, c.start, c.start, text="on")
     _haired(a, c, e)
+    _compound_participle(a, c, e)
     if a.has_it >= 0:
         a.has_items.append(e)
     _relative_without_pronoun(a, e, ci)
@@ -875,6 +876,29 @@ def _haired(a: Attacher, c: Chunk, e: int) -> None:
         drop = {*words, tokens[k]}
         entity.modifiers = [m for m in entity.modifiers if m not in drop]
         return
+
+
+#: participles that, after a noun and a hyphen, say what that noun does to the phrase's
+#: head (``a tree-lined road``: trees line the road), and the verb written for them
+_COMPOUND_PARTICIPLES = {"lined": "line", "covered": "cover", "filled": "fill",
+                         "topped": "top", "capped": "cap", "strewn": "strew",
+                         "studded": "stud", "littered": "litter", "draped": "drape"}
+
+
+def _compound_participle(a: Attacher, c: Chunk, e: int) -> None:
+    """``a tree-lined road``, ``a snow-covered mountain``: a noun joined by a hyphen to a
+    participle of :data:`_COMPOUND_PARTICIPLES` before the head is an entity of its own,
+    which the participle's verb relates to the head (``( trees , line , road )``)."""
+    tokens = a.tokens
+    for k in range(c.start, c.end - 1):
+        noun, _, participle = tokens[k].lower().partition("-")
+        verb = _COMPOUND_PARTICIPLES.get(participle)
+        if verb is None or not noun.isalpha() or noun in _HAIR_SKIP:
+            continue
+        entity = a.builder.entities[e]
+        thing = a.builder.add_entity(k, k + 1, noun)
+        a.builder.add_relation(thing, e, k, k, text=verb)
+        entity.modifiers = [m for m in entity.modifiers if m.lower() != tokens[k].lower()]
 
 
 def _relative_without_pronoun(a: Attacher, e: int, ci: int) -> None:

@@ -857,3 +857,17 @@ def test_with_after_the_agent_of_a_passive(rule, triples_of):
     assert ("square", "with", "clock") not in got
     # after an active verb's object it stays the verb's subject's
     assert ("boy", "with", "bat") in triples_of(rule.parse("a boy hitting a ball with a bat"))
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a noun joined by a hyphen to a participle of covering or lining is an entity the
+    # participle's verb relates to the head
+    ("a car parked on a tree-lined avenue",
+     {("car", "parked on", "avenue"), ("tree", "line", "avenue")}),
+    ("a snow-covered roof above a porch",
+     {("snow", "cover", "roof"), ("roof", "above", "porch")}),
+    # other compounds stay modifiers
+    ("a hand-painted sign on a door", {("sign", "on", "door")}),
+])
+def test_hyphenated_participles(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
