@@ -34,8 +34,9 @@ from parsers.paragraph import (
 from parsers.scene import SceneEntity, SceneGraph, SceneRelation
 from rcrn.structures import Entity, LanguageGraph, Relation
 
-__all__ = ["ANIMALS", "PRONOUNS", "REFLEXIVE", "SUBJECT_PRONOUNS", "POSSESSIVE_PRONOUNS",
-           "agrees", "is_animal", "is_person", "is_plural", "merge_sentences"]
+__all__ = ["ANIMALS", "PRONOUNS", "REFLEXIVE", "SETTING_PLACES", "SUBJECT_PRONOUNS",
+           "POSSESSIVE_PRONOUNS", "agrees", "is_animal", "is_person", "is_plural",
+           "merge_sentences"]
 
 PERSONAL = frozenset({"he", "him", "himself", "she", "her", "herself"})
 NEUTER = frozenset({"it", "itself"})
@@ -403,12 +404,20 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
                                                span=(e.span[0], e.span[0])), target, offset)
 
 
+#: places of a whole picture (a city, a landscape): an opening place phrase naming one sets
+#: the scene, and the things after its comma are not related to it
+SETTING_PLACES = frozenset({"city", "town", "village", "metropolis", "cityscape", "landscape",
+                            "countryside", "wilderness", "world", "habitat", "wonderland",
+                            "park", "zoo"})
+
+
 def _fronted_place(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset: int,
                    added: int) -> None:
     """Place the subjects of a sentence that opens with a place phrase
     (:func:`parsers.paragraph.fronted_place`); ``added``: the first relation of the sentence
     among the scene's.  The relations the sentence's parse made from the opening
-    preposition to the place are replaced."""
+    preposition to the place are replaced; a place of the whole picture
+    (:data:`SETTING_PLACES`: ``In the heart of a bustling city, ...``) relates nothing."""
     def thing(i: int) -> bool:
         head = scene.entities[mapped[i]].head
         return not is_abstract(head)
@@ -422,11 +431,14 @@ def _fronted_place(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offs
         return
     preposition, place, subjects = found
     target = mapped[place]
+    setting = _last_word(scene.entities[target].head).lower() in SETTING_PLACES
     opening = offset  # the opening preposition's token in the scene
     replaced = [r for r in scene.relations[added:]
                 if r.object == target and r.span[0] == opening]
     scene.relations[added:] = [r for r in scene.relations[added:] if r not in replaced]
     scene.edges -= {(r.subject, r.text.lower(), r.object) for r in replaced}
+    if setting:
+        return  # "In the heart of a bustling city, a bus ...": where the whole picture is
     for i in subjects:
         scene.add_relation(mapped[i], Relation(subject=0, object=0, text=preposition,
                                                span=(0, 0)), target, offset)

@@ -140,6 +140,13 @@ def test_an_opening_place_phrase_joins_a_verb_of_standing_after_persons(rule):
     assert ("barn", "in", "background") in _triples(g)
 
 
+def test_an_opening_place_of_the_whole_picture_relates_nothing(rule):
+    # a city or a landscape opening the description sets the scene
+    g = rule.parse("In the heart of a busy city, a red bus is parked next to a bench.",
+                   mode="scene")
+    assert _triples(g) == {("bus", "parked next to", "bench")}
+
+
 def test_an_opening_place_phrase_skips_the_viewer(rule):
     g = rule.parse("In the background, you can see tall pines.", mode="scene")
     assert ("pines", "in", "background") in _triples(g)
