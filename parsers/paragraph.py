@@ -24,7 +24,10 @@ graphs write these as follows:
 * a relation that is only a preposition of purpose, role or source or a conjunction
   (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``) is
   left out, as is one named by a verb of thinking, saying or feeling (``the sky suggests
-  good weather``: :func:`parsers.noun_classes.is_unseen_verb`);
+  good weather``: :func:`parsers.noun_classes.is_unseen_verb`), by a verb of what a part
+  of the picture does for it (:data:`COMPOSITION_VERB_FORMS`: ``the lamp adds a pop of
+  color``, ``the trees provide a backdrop``, ``casting a soft light``) or by a verb and
+  ``as`` (``a lamp stands as a sentinel``);
 * what a thing is dotted or strewn with is in it (:data:`SCATTERING_VERBS`: ``a sky dotted
   with clouds``: ``( clouds , in , sky )``), what it is equipped, fitted or laden with it
   has (:data:`HAVING_VERBS`: ``( bike , has , basket )``);
@@ -58,7 +61,7 @@ from parsers.word_classes import is_adverb
 
 __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
            "ENCLOSING_PLACES", "FRONTED_PREPOSITIONS", "JOINERS", "NOT_SEEN_WORDS",
-           "POSITION_VERB_FORMS",
+           "POSITION_VERB_FORMS", "COMPOSITION_VERB_FORMS",
            "fronted_place", "inverted_place", "paragraph_relation", "possessed_by",
            "side_phrase"]
 
@@ -91,6 +94,18 @@ DECORATING_VERBS: dict[str, str] = {
 #: sees (``a barrier for pedestrians``, ``serving as a gateway``, ``from head to toe``)
 NOT_SEEN_WORDS = frozenset({"to", "for", "as", "from", "while", "whilst", "whereas",
                             "because", "although", "though", "than", "like", "if", "when"})
+
+#: verbs of what a part of a picture does for it (``the lamp adds a pop of color``, ``the
+#: trees provide a backdrop``, ``casting a soft light``): no relation one sees
+COMPOSITION_VERB_FORMS = frozenset(
+    f"{stem}{end}" for stem, ends in (
+        ("add", ("", "s", "ed", "ing")), ("creat", ("e", "es", "ed", "ing")),
+        ("provid", ("e", "es", "ed", "ing")), ("exud", ("e", "es", "ed", "ing")),
+        ("cast", ("", "s", "ing")), ("highlight", ("", "s", "ed", "ing")),
+        ("dominat", ("e", "es", "ed", "ing")), ("complement", ("", "s", "ed", "ing")),
+        ("offer", ("", "s", "ed", "ing")), ("mirror", ("", "s", "ed", "ing")),
+        ("includ", ("e", "es", "ed", "ing")))
+    for end in ends)
 
 #: places that hold what they are ``with`` or ``feature``: ``the background features a
 #: wall``, ``a sky with clouds``: ``( wall , in , background )``, ``( clouds , in , sky )``
@@ -189,7 +204,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
                 or lexicon_form(_last(obj), WORN_WITH_NOUNS)):
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
-    if is_unseen_verb(core[0]):
+    if is_unseen_verb(core[0]) or core[0] in COMPOSITION_VERB_FORMS \
+            or (len(core) == 2 and core[1] == "as"):
         return "", False
     if len(core) == 2 and core[1] == "by" and core[0].endswith("ed") and len(core[0]) > 4:
         return core[0], True

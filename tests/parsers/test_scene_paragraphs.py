@@ -147,6 +147,16 @@ def test_an_opening_place_of_the_whole_picture_relates_nothing(rule):
     assert _triples(g) == {("bus", "parked next to", "bench")}
 
 
+@pytest.mark.parametrize("text", [
+    "The red lamp adds a pop of color to the room.",
+    "Tall pines provide a natural backdrop.",
+    "The lantern casts a warm light.",
+    "An old oak stands as a silent sentinel.",
+])
+def test_verbs_of_composition_relate_nothing(rule, text):
+    assert _triples(rule.parse(text, mode="scene")) == set()
+
+
 def test_an_opening_place_phrase_skips_the_viewer(rule):
     g = rule.parse("In the background, you can see tall pines.", mode="scene")
     assert ("pines", "in", "background") in _triples(g)
