@@ -258,6 +258,14 @@ HOLDING_PARTS = frozenset({"hand", "hands", "grasp", "grip", "fist", "fists", "p
 SELF_NOUNS = frozenset({"structure", "form", "shape", "silhouette", "outline", "exterior",
                         "figure", "frame"})
 
+#: nouns of what a thing is among or bound for, or of how it is made, that a possessive
+#: does not make a part or possession of it (``its surroundings``, ``its companion``, ``its
+#: design``): no ``has``
+UNOWNED_NOUNS = frozenset({"surroundings", "surrounding", "world", "companion", "partner",
+                           "destination", "journey", "path", "place", "space", "home",
+                           "occupant", "neighbor", "neighbour", "design", "architecture",
+                           "ensemble", "pattern", "composition", "arrangement"})
+
 
 def _participles_of_things(scene: _Scene, g: LanguageGraph, relations: list[Relation],
                            mapped: dict[int, int]) -> list[Relation]:
@@ -356,7 +364,8 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
     for j, e in enumerate(g.entities):
         words = e.text.lower().split()
         if len(words) < 2 or words[0] not in POSSESSIVE_PRONOUNS or is_abstract(e.head) \
-                or is_person(e.head) or is_animal(e.head):
+                or is_person(e.head) or is_animal(e.head) \
+                or lexicon_form(_last_word(e.head), UNOWNED_NOUNS):
             continue
         target = mapped[j]
 

@@ -49,6 +49,8 @@ graphs write these as follows:
   on its paws``: the cat has both), else the nearest agreeing thing named before it in the
   sentence, else the subject of the previous sentence.  A verb the sentence's parse
   relates to it across a comma (``is lying down , its head``) is that ``has`` instead.
+  What a thing is among or bound for, or how it is made (``its surroundings``, ``its
+  companion``, ``its design``: :data:`parsers.coreference.UNOWNED_NOUNS`), it does not have.
 """
 
 from __future__ import annotations

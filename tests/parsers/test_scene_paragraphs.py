@@ -157,6 +157,14 @@ def test_verbs_of_composition_relate_nothing(rule, text):
     assert _triples(rule.parse(text, mode="scene")) == set()
 
 
+def test_a_possessive_before_surroundings_or_a_companion_gives_nothing(rule):
+    g = rule.parse("A sailboat drifts near the pier. Its companion and its surroundings are "
+                   "quiet.", mode="scene")
+    assert not any(r.text == "has" for r in g.relations)
+    g = rule.parse("A sailboat drifts near the pier. Its white mast is tall.", mode="scene")
+    assert ("sailboat", "has", "mast") in _triples(g)
+
+
 def test_an_opening_place_phrase_skips_the_viewer(rule):
     g = rule.parse("In the background, you can see tall pines.", mode="scene")
     assert ("pines", "in", "background") in _triples(g)
