@@ -184,9 +184,10 @@ class Attacher:
         conventions of :mod:`parsers.conventions` (X of Y -> Y has X, ...)."""
         builder = self.builder
         words = [t.lower() for t in self.tokens[start:end]]
-        if words == ["for"]:
-            # a purpose or a recipient ("a fence for protection", "a bowl for the dog"):
-            # FACTUAL's annotators name no relation; the phrase stays linked, unnamed
+        if words == ["for"] or (words and words[-1] == "like"):
+            # a purpose or a recipient ("a fence for protection", "a bowl for the dog"), or
+            # a likeness ("a cloud shaped like a heart"): FACTUAL's annotators name no
+            # relation; the phrase stays linked, unnamed
             builder.add_relation(subj, obj, start, start, text="")
             self.worn = -1
             return
@@ -1279,6 +1280,15 @@ def subject_after_quoted_words(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+def subject_after_likeness(a: Attacher, c: Chunk) -> int | None:
+    """``a cloud shaped like a heart above a tower``: what a thing looks like is no thing
+    of the scene; a relation after it describes the thing."""
+    r = _object_relation(a)
+    if r is not None and r.end > r.start and a.word(r.end - 1) == "like":
+        return r.subject
+    return None
+
+
 def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
     """``a mug of tea on the desk``, ``a ball of yarn on a table``: after ``X of Y`` the
     head X (the root) carries the relation; ``with`` right after a part of a person or an
@@ -1551,6 +1561,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_after_y_on_it,
     subject_of_purpose,
     subject_after_quoted_words,
+    subject_after_likeness,
     subject_of_head_before_of,
     subject_described_after_object,
     subject_placed_in_scene,

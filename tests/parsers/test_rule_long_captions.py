@@ -871,3 +871,11 @@ def test_with_after_the_agent_of_a_passive(rule, triples_of):
 ])
 def test_hyphenated_participles(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_a_likeness_names_no_relation(rule, triples_of):
+    # "shaped like" compares: the two phrases stay linked, with no relation phrase
+    graph = rule.parse("a cloud shaped like a heart above a tower")
+    assert ("cloud", "above", "tower") in triples_of(graph)
+    assert not any("like" in r.text for r in graph.relations)
+    assert "heart" in {e.head for e in graph.entities}

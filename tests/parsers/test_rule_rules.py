@@ -107,6 +107,7 @@ EXAMPLES = {
     ("subject", "subject_of_finite_verb"): "the tray near the boy eating soup has a cup on it",
     ("subject", "subject_of_purpose"): "a boy climbing a tree to reach a kite",
     ("subject", "subject_after_quoted_words"): "a board that reads \" open \" on a door",
+    ("subject", "subject_after_likeness"): "a cloud shaped like a heart above a tower",
     ("subject", "subject_of_head_before_of"): "a mug of tea on the desk",
     ("subject", "subject_described_after_object"): "a boy hitting a ball with a bat",
     ("subject", "subject_placed_in_scene"): "a girl throwing a ball on the beach",
