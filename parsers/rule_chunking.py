@@ -1006,17 +1006,29 @@ def floating_each(s: Chunker) -> bool:
 @only_for({"to"})
 def infinitive(s: Chunker) -> bool:
     """``to`` before a verb in its base form and a preposition or an object (``about to
-    bite into a sandwich``, ``a ladder to reach the roof``) is no relation: the verb is."""
+    bite into a sandwich``, ``a ladder to reach the roof``) is no relation: the verb is;
+    also before a base form that ends the clause (``sitting at a table to eat .``) and
+    after ``about`` / ``ready`` / ``trying`` (``about to hit ball``, ``getting ready to
+    bat``)."""
     i, lw, n = s.i, s.lw, s.n
-    if s.w != "to" or i + 2 >= n:
+    if s.w != "to" or i + 1 >= n:
         return False
     w = lw[i + 1]
     if w in DETERMINERS or w.endswith(("s", "ed", "ing")) or w in ATTRIBUTE_WORDS \
             or not (w in _BASE_VERBS or table_verb_class(w) in (VERB, WEAK)):
         return False
-    end, verb = s.relation_end(i + 1, True)
+    end, verb = s.relation_end(i + 1, True) if i + 2 < n else (i + 1, False)
     if end <= i + 1 or not verb:
-        return False
+        # "getting ready to snowboard .", "about to hit ball": after a verb of trying, or
+        # at the end of a clause, the base form is still the verb
+        nxt = lw[i + 2] if i + 2 < n else ""
+        after_try = i > 0 and lw[i - 1] in ("about", "ready", "trying", "going", "want",
+                                            "wants", "preparing", "attempting") \
+            and not (i > 1 and lw[i - 2] in DETERMINERS)  # not "at the ready to help"
+        if not ((not nxt[:1].isalnum() and (w in _BASE_VERBS or table_verb_class(w) == VERB))
+                or after_try):
+            return False
+        end = i + 2
     s.close_np(i)
     s.i = i + 1
     s.add_relation(end, True)

@@ -879,3 +879,16 @@ def test_a_likeness_names_no_relation(rule, triples_of):
     assert ("cloud", "above", "tower") in triples_of(graph)
     assert not any("like" in r.text for r in graph.relations)
     assert "heart" in {e.head for e in graph.entities}
+
+
+@pytest.mark.parametrize("text, triples", [
+    # "to" before a base form that ends the clause, or after "about" / "ready", is no
+    # relation; the verb is
+    ("a girl sitting at a desk to write", {("girl", "sitting at", "desk")}),
+    ("a boy about to kick ball", {("boy", "kick", "ball")}),
+    ("two skiers getting ready to jump", set()),
+    # "to" before a place stays
+    ("a girl going to the park", {("girl", "going to", "park")}),
+])
+def test_to_before_a_verb(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
