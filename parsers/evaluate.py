@@ -306,6 +306,8 @@ _IRREGULAR = {
     "saw": "see", "ate": "eat", "eaten": "eat", "flying": "fly", "flew": "fly",
     "grown": "grow", "drawn": "draw", "shown": "show", "caught": "catch", "thrown": "throw",
     "threw": "throw", "swung": "swing", "spread": "spread", "led": "lead", "fed": "feed",
+    "stuck": "stick", "going": "go", "using": "use", "used": "use", "dying": "die",
+    "tying": "tie",
 }
 _KEEP = frozenset({"across", "glass", "grass", "dress", "bus", "gas", "this", "his", "its",
                    "us", "as", "cross", "class", "bass", "chess", "moss", "press", "boss",
@@ -364,7 +366,7 @@ def lemma(word: str) -> str:
 
 def _undouble(stem: str) -> str:
     if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS \
-            and stem[-1] not in "lsz":
+            and stem[-1] not in "lszf":
         return stem[:-1]
     return stem
 

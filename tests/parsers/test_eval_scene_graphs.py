@@ -45,6 +45,15 @@ def test_lemma_is_symmetric_for_inflections():
     assert ev.relation_key("is not holding") == ev.relation_key("holds")
 
 
+@pytest.mark.parametrize("forms", [
+    ("use", "using", "used", "uses"), ("go", "going", "goes"), ("stick", "stuck"),
+    ("sniff", "sniffing", "sniffed"), ("stuff", "stuffing"), ("die", "dying"),
+    ("tie", "tying", "ties"), ("roll", "rolling"), ("hit", "hitting"), ("run", "running"),
+])
+def test_short_and_irregular_verb_forms_share_their_base_forms_key(forms):
+    assert {ev.lemma(w) for w in forms} == {ev.lemma(forms[0])}
+
+
 def test_scene_graph_keys_separate_attributes_and_entities():
     triples, attrs = ev.parse_scene_graph(
         "( stove , is , white ) , ( stove , in , kitchen ) , ( oven ) , "
