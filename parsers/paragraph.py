@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import CLOTHING_NOUNS, WORN_WITH_NOUNS, lexicon_form
+from parsers.lexicon import CLOTHING_NOUNS, PASSIVE_VERBS, WORN_WITH_NOUNS, lexicon_form
 from parsers.noun_classes import is_unseen_verb
 from parsers.word_classes import is_adverb
 
@@ -82,14 +82,15 @@ HAVE_WORDS = frozenset({"with", "features", "featuring", "feature", "boasts", "b
                         "sports", "sporting"})
 
 #: past participles of verbs of decorating and covering, and their lemma: ``X adorned with
-#: Y`` is ``( Y , adorn , X )`` (what flanks X is ``on both sides of`` it)
+#: Y`` is ``( Y , adorn , X )`` (what flanks X is ``on both sides of`` it; the lexicon's
+#: passive verbs give the lemma of those it knows)
 DECORATING_VERBS: dict[str, str] = {
-    "adorned": "adorn", "decorated": "decorate", "covered": "cover", "lined": "line",
-    "surrounded": "surround", "framed": "frame", "flanked": "on both sides of",
-    "bordered": "border", "studded": "stud", "trimmed": "trim", "topped": "top",
+    w: PASSIVE_VERBS[w] for w in ("covered", "lined", "surrounded", "framed", "flanked",
+                                  "bordered", "topped", "filled")
+} | {
+    "adorned": "adorn", "decorated": "decorate", "studded": "stud", "trimmed": "trim",
     "embellished": "embellish", "accented": "accent", "draped": "drape",
     "encircled": "encircle", "edged": "edge", "crowned": "crown", "ringed": "ring",
-    "filled": "fill",
 }
 
 #: prepositions of purpose, role or source and conjunctions: alone they relate nothing one
