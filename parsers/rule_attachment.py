@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parsers.base import GraphBuilder
-from parsers.conventions import HAS, WEAR, relation_convention
+from parsers.conventions import HAS, OUTER_GARMENTS, WEAR, relation_convention
 from parsers.coreference import (
     PERSONAL,
     POSSESSIVE_PRONOUNS,
@@ -1306,6 +1306,32 @@ def subject_of_head_before_of(a: Attacher, c: Chunk) -> int | None:
     return None
 
 
+#: prepositions of layering: after worn clothing, before clothing or a part of the body,
+#: they place the clothing
+_LAYERING = frozenset({"under", "over", "underneath", "beneath", "below", "above"})
+
+
+def worn_over_worn(a: Attacher, c: Chunk) -> int | None:
+    """``a man wearing a shirt under a jacket``, ``a skier wearing goggles over his eyes``: a
+    preposition of layering right after worn clothing, before more clothing or a part of
+    the body, places the clothing, not its wearer (``a man wearing a cap under a tree``
+    stays the man's)."""
+    r = _object_relation(a)
+    if r is None or c.verb or a.worn != a.last_np or c.end - c.start != 1 \
+            or a.word(c.start) not in _LAYERING:
+        return None
+    ci = a.chunks.index(c)
+    nxt = a.chunks[ci + 1] if ci + 1 < len(a.chunks) else None
+    if nxt is None or nxt.kind != NP or not nxt.head or (
+            ci + 2 < len(a.chunks) and a.word(a.chunks[ci + 2].start) == "of"):
+        return None  # "a guy in a coat under the nose of the plane": the guy
+    word = nxt.head.split()[-1].lower()
+    if word in ("one", "ones") or lexicon_form(word, CLOTHING_NOUNS) \
+            or lexicon_form(word, OUTER_GARMENTS) or lexicon_form(word, OWNED_PART_NOUNS):
+        return r.object
+    return None
+
+
 def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     """``a man in a cap holding a kite``: after worn clothing anything but ``with`` / ``on``,
     and after a verb's object ``with`` / ``at`` (``a boy hitting a ball with a bat``),
@@ -1563,6 +1589,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_after_quoted_words,
     subject_after_likeness,
     subject_of_head_before_of,
+    worn_over_worn,
     subject_described_after_object,
     subject_placed_in_scene,
     subject_near_after_verb_phrase,

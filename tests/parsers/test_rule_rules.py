@@ -115,6 +115,7 @@ EXAMPLES = {
     ("attach", "verb_of_relative_without_pronoun"): "the hat the man is wearing",
     ("subject", "subject_near_after_verb_phrase"): "a cat sleeping on a rug next to a lamp",
     ("subject", "subject_near_after_with"): "a tree with red leaves next to a wall",
+    ("subject", "worn_over_worn"): "a man wearing a vest over a shirt",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 

@@ -1,0 +1,29 @@
+"""The fourth round of rules for long captions (``rule``): see docs/parsers.md, "A fourth
+round"."""
+
+from __future__ import annotations
+
+import pytest
+
+# the fixtures ``rule`` and ``triples_of`` are those of conftest.py
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a preposition of layering after worn clothing, before clothing or a part of the
+    # body, places the clothing
+    ("a cook wearing a green apron over a white coat",
+     {("cook", "wearing", "apron"), ("apron", "over", "coat")}, {("cook", "over", "coat")}),
+    ("a girl in a red sweater underneath a denim jacket",
+     {("sweater", "under", "jacket")}, {("girl", "under", "jacket")}),
+    ("a cyclist wearing dark goggles over his eyes",
+     {("goggles", "over", "eyes")}, {("cyclist", "over", "eyes")}),
+    # before anything else the wearer stays the subject
+    ("a farmer wearing a straw hat under an oak tree",
+     {("farmer", "under", "tree")}, {("hat", "under", "tree")}),
+    ("a pilot in a leather jacket under the wing of the plane",
+     {("pilot", "under", "wing")}, {("jacket", "under", "wing")}),
+])
+def test_layered_clothing(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
