@@ -1418,6 +1418,30 @@ def subject_near_after_with(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
+#: grounds that hold what is on or in them: a thing placed beside something else beside them
+#: is the thing on them (``a cup on the ground near a tree``)
+_GROUNDS = frozenset({"ground", "floor", "wall", "street", "road", "sidewalk", "pavement",
+                      "air", "sky", "background", "ceiling"})
+#: prepositions of relative place that, after such a ground, place the thing on it
+_BESIDE_GROUND = frozenset({"near", "by", "beside", "next to", "above", "below",
+                            "in front of", "close to", "nearby"})
+
+
+def subject_beside_on_ground(a: Attacher, c: Chunk) -> int | None:
+    """``a string on the ground by the meter``, ``a mirror on the wall above the sink``: a
+    preposition of relative place right after a ground (the floor, a wall, the street, the
+    air) that a preposition placed a thing on or in places that thing: a ground is too
+    large to be beside something."""
+    r = _object_relation(a)
+    if r is None or r.verb or c.verb or a.word(r.start) in ("of", "with") \
+            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _BESIDE_GROUND:
+        return None
+    head = a.builder.entities[r.object].head
+    if not head or not lexicon_form(head.split()[-1], _GROUNDS):
+        return None
+    return r.subject
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -1594,6 +1618,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_placed_in_scene,
     subject_near_after_verb_phrase,
     subject_near_after_with,
+    subject_beside_on_ground,
     nearest_noun_phrase,
 ]
 

@@ -27,3 +27,21 @@ def test_layered_clothing(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a preposition of relative place after a ground that holds a thing places the thing
+    ("a bucket on the floor next to the stove",
+     {("bucket", "on", "floor"), ("bucket", "next to", "stove")}, {("floor", "next to", "stove")}),
+    ("a clock on the wall above the fireplace",
+     {("clock", "above", "fireplace")}, {("wall", "above", "fireplace")}),
+    ("a balloon up in the air near a tower", {("balloon", "near", "tower")}, set()),
+    # "behind" keeps the ground: a wall or the sky is behind what stands before it
+    ("a poster on the wall behind the desk", {("wall", "behind", "desk")}, set()),
+    # other places keep the nearest phrase
+    ("a vase on a table next to the window", {("table", "next to", "window")}, set()),
+])
+def test_beside_a_ground(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
