@@ -465,6 +465,36 @@ def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+#: nouns of a time of day or of the year (``at night``, ``on a sunny day``): when a thing is
+#: seen, not a thing one sees
+_TIME_NOUNS = frozenset({"day", "daytime", "night", "nighttime", "night-time", "morning",
+                         "evening", "afternoon", "midday", "noon", "midnight", "dusk", "dawn",
+                         "time", "moment", "season", "winter", "summer", "autumn", "weekend"})
+#: prepositions that open a phrase of time
+_TIME_PREPOSITIONS = frozenset({"at", "on", "in", "during"})
+
+
+def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a clock tower at night``, ``a bus on the street on a snowy day``, ``two men eating
+    at the same time``, ``skiers on a slope during a race``: a preposition before a time
+    of day or of the year (and ``during`` before anything) says when, not where: no
+    entity and no relation, and a later relation chains to the phrase before it."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or c.owner is not None or not c.head:
+        return False
+    last = a.word(p.end - 1)
+    if last not in _TIME_PREPOSITIONS or (p.verb and p.end - p.start < 2):
+        return False
+    if last != "during" \
+            and c.head.split()[-1].lower() not in _TIME_NOUNS:
+        return False
+    if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
+            and a.word(a.chunks[ci + 1].start) == "of":
+        return False  # "at the time of the race", "in the evening of a long day"
+    a.pending = None
+    return True
+
+
 def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
     """A pronoun object (``a hot dog on a plate with a fork next to it``, ``a woman with a
     phone at her ear``... ``held to her``) stands for its antecedent (:func:`antecedent`):
@@ -1626,7 +1656,7 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
          colour_after_in,
-         absent_object, pronoun_object, pronoun_subject, noun_phrase],
+         absent_object, time_after_preposition, pronoun_object, pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,
           verb_of_relative_without_pronoun, preposition_before_which, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,

@@ -45,3 +45,21 @@ def test_beside_a_ground(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a preposition before a time of day or of the year says when: no entity, no relation
+    ("a lighthouse on a cliff at night", {("lighthouse", "on", "cliff")}),
+    ("a tram on the bridge on a rainy morning", {("tram", "on", "bridge")}),
+    ("two girls waving at the same time", set()),
+    ("a fox crossing the road at dusk", {("fox", "crossing", "road")}),
+    # "during" before anything
+    ("fans standing in the stands during a match", {("fans", "standing in", "stands")}),
+    # other objects of the same prepositions stay
+    ("a cat at the window on a cushion",
+     {("cat", "at", "window"), ("window", "on", "cushion")}),
+])
+def test_a_time_is_no_place(rule, triples_of, text, triples):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert not {"night", "morning", "time", "dusk", "match"} & {e.head for e in graph.entities}
