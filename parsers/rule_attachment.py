@@ -1242,14 +1242,32 @@ def _participle_of_with_object(a: Attacher, r: _Relation, c: Chunk) -> bool:
     return not (lexicon_form(word, OWNED_PART_NOUNS) or lexicon_form(word, REGION_NOUNS))
 
 
+#: what a person or an animal does with the whole body: after a part of it and ``of``, the
+#: whole does it (``the wrist of a man lying in the grass``)
+_WHOLE_BODY_VERBS = frozenset({"wearing", "dressed", "walking", "running", "riding", "eating",
+                               "drinking", "sitting", "standing", "lying", "laying",
+                               "sleeping", "swimming", "skiing", "surfing", "skating",
+                               "kneeling", "crouching"})
+
+
 def _describes_whole_after_of(a: Attacher, r: _Relation, c: Chunk) -> bool:
     """Whether the ``-ing`` participle ``c`` right after ``X of Y`` describes Y: when X is
-    neither a part, a place on a whole nor a holder (``the shadow of a man walking``)."""
-    if r.end - r.start != 1 or a.word(r.start) != "of" or not a.word(c.start).endswith("ing"):
+    neither a part, a place on a whole nor a holder (``the shadow of a man walking``), and
+    when X is a part of a person or an animal Y and the verb one the whole body does
+    (``the arm of a woman lying on a bench``, ``the legs of a man wearing jeans``; a hand
+    still holds: ``the hand of a girl holding a cup``)."""
+    if r.end - r.start != 1 or a.word(r.start) != "of":
         return False
+    verb = a.word(c.start)
     head = a.builder.entities[r.subject].head
     word = head.split()[-1] if head else ""
-    if word.lower() in PICTURE_NOUNS and a.word(c.start) in DISPLAY_VERB_FORMS:
+    if verb in _WHOLE_BODY_VERBS and lexicon_form(word, OWNED_PART_NOUNS):
+        whole = a.builder.entities[r.object].head
+        if is_person(whole) or is_animal(whole):
+            return True
+    if not verb.endswith("ing"):
+        return False
+    if word.lower() in PICTURE_NOUNS and verb in DISPLAY_VERB_FORMS:
         return False  # "a painting of a horse hanging on the wall": the painting hangs
     return not any(lexicon_form(word, nouns) for nouns in _WHOLE_KEEPING_NOUNS)
 

@@ -63,3 +63,23 @@ def test_a_time_is_no_place(rule, triples_of, text, triples):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert not {"night", "morning", "time", "dusk", "match"} & {e.head for e in graph.entities}
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # after a part of a person or an animal and "of", what the whole body does is the
+    # whole's
+    ("the elbow of a woman lying on a sofa",
+     {("woman", "lying on", "sofa")}, {("elbow", "lying on", "sofa")}),
+    ("the knees of a boy wearing shorts",
+     {("boy", "wearing", "shorts")}, {("knees", "wearing", "shorts")}),
+    ("the ears of a donkey walking along a path",
+     {("donkey", "walking along", "path")}, set()),
+    # what a part does itself stays the part's
+    ("the fingers of a girl holding a pencil", {("fingers", "holding", "pencil")}, set()),
+    # a part of a thing keeps it
+    ("the leg of a table standing on a rug", {("leg", "standing on", "rug")}, set()),
+])
+def test_what_the_whole_body_does(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
