@@ -1183,6 +1183,33 @@ def participle_inside_noun_phrase(s: Chunker) -> bool:
     return True
 
 
+#: past participles without ``-ed`` / ``-en`` that join a particle before a noun (``lit up``)
+_BARE_PARTICIPLES = frozenset({"lit", "cut", "torn", "worn", "burnt", "spun", "shut", "split",
+                               "upside"})
+
+
+@only_for({"up", "down", "off", "out"})
+def particle_inside_noun_phrase(s: Chunker) -> bool:
+    """Inside a noun phrase, a particle right after a past participle, before the noun the
+    two describe (``a lit up screen``, ``a broken off branch``, ``crumbled up cheese``,
+    ``an upside down bucket``), is a modifier with it, not a relation: the noun after it,
+    which follows directly (no determiner, preposition or pronoun between), is the head."""
+    if s.np_start < 0 or not s.np_content:
+        return False
+    i, lw, n = s.i, s.lw, s.n
+    prev = lw[i - 1]
+    if not (prev.endswith(("ed", "en")) or prev in _BARE_PARTICIPLES) or not prev.isalpha():
+        return False
+    nxt = lw[i + 1] if i + 1 < n else ""
+    if not nxt.isalpha() or nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS \
+            or nxt in _COUNT_WORDS or nxt in CONJUNCTIONS or nxt in COPULAS \
+            or nxt in ADVERBS or nxt in RELATIVE_PRONOUNS or table_adverb(nxt) \
+            or s.rel_trie.longest(lw, i + 1) > i + 1 or nxt.endswith("ing"):
+        return False
+    s.i += 1
+    return True
+
+
 _BASE_VERBS = frozenset(w for w in VERB_FORMS if not w.endswith(("s", "ing", "ed")))
 
 
@@ -1447,6 +1474,7 @@ CHUNK_RULES: list[ChunkRule] = [
     participle_after_noun,
     participle_with_particle,
     participle_inside_noun_phrase,
+    particle_inside_noun_phrase,
     verb_after_coordinated_subject,
     relation_phrase,
     copula,

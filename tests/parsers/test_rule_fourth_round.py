@@ -83,3 +83,20 @@ def test_what_the_whole_body_does(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # a particle right after a past participle inside a noun phrase, before its noun, is a
+    # modifier: the noun is the head
+    ("a burned out car next to a fence", {("car", "next to", "fence")}, {"car", "fence"}),
+    ("an upside down boat on the sand", {("boat", "on", "sand")}, {"boat", "sand"}),
+    ("chopped up carrots in a pot", {("carrots", "in", "pot")}, {"carrots", "pot"}),
+    ("a lamp beside a lit up sign", {("lamp", "beside", "sign")}, {"lamp", "sign"}),
+    # a verb with its particle and object stays a relation
+    ("a woman picked up a bag", {("woman", "picked up", "bag")}, {"woman", "bag"}),
+    ("a dog tied up at the gate", {("dog", "tied up at", "gate")}, {"dog", "gate"}),
+])
+def test_particle_inside_a_noun_phrase(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
