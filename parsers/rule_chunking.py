@@ -503,7 +503,10 @@ class Chunker:
         lw = self.lw
         prev = lw[i - 1]
         if prev in _COUNT_WORDS or prev.isdigit():
-            return i - 1 == det_end and i + 1 < len(lw) and lw[i + 1] in DETERMINERS
+            # "two of the buildings", "one of many arches", "one of three cats"
+            return i - 1 == det_end and i + 1 < len(lw) and (
+                lw[i + 1] in DETERMINERS or (lw[i + 1] in _COUNT_WORDS and lw[i + 1] != "one")
+                or lw[i + 1].isdigit())
         if prev in _OPENING_REGIONS and self.pk in (-1, HARD):
             # "the back of a man wearing a cap" opens the caption: it is about the man
             return all(lw[k] in ATTRIBUTE_WORDS for k in range(det_end, i - 1))

@@ -100,3 +100,19 @@ def test_particle_inside_a_noun_phrase(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # a count before "of" and another count leaves the head to the noun after them
+    ("one of many lanterns above the gate", {("lanterns", "above", "gate")},
+     {"lanterns", "gate"}),
+    ("two of three ducks on the pond", {("ducks", "on", "pond")}, {"ducks", "pond"}),
+    ("one of 4 chairs near the stove", {("chairs", "near", "stove")}, {"chairs", "stove"}),
+    # as before a determiner
+    ("one of the lanterns above the gate", {("lanterns", "above", "gate")},
+     {"lanterns", "gate"}),
+])
+def test_a_count_of_a_count(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
