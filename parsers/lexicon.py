@@ -476,7 +476,7 @@ REGION_NOUNS: frozenset[str] = frozenset({
 #: ``in the middle``, ``in the distance``) they name no entity
 POSITION_NOUNS: frozenset[str] = frozenset({
     "side", "sides", "top", "front", "back", "rear", "right", "left", "middle", "center",
-    "centre", "distance", "edge", "bottom", "end",
+    "centre", "distance", "edge", "bottom", "end", "inside", "outside",
 })
 
 #: parts of a whole: a noun before one of them names the whole (``the clock hands``: the

@@ -363,6 +363,11 @@ def position_without_whole(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+#: places on a thing that, after the objects of ``with``, place them on the thing
+_PLACES_ON_WHOLE = frozenset({"top", "front", "back", "side", "bottom", "inside", "outside",
+                              "end"})
+
+
 def _placed_on_whole(a: Attacher, c: Chunk) -> None:
     """``a pole with a lamp on top``, ``a shirt with a logo and a name on the front``: the
     place after the objects of ``with`` is a place on the phrase before ``with``, as FACTUAL
@@ -370,8 +375,7 @@ def _placed_on_whole(a: Attacher, c: Chunk) -> None:
     p, r = a.pending, a.last_rel
     if p is None or r is None or r.object != p.subject or r.verb \
             or r.end - r.start != 1 or a.word(r.start) != "with" \
-            or c.end - c.start > 3 or a.word(c.end - 1) not in ("top", "front", "back", "side",
-                                                               "bottom", "inside", "end"):
+            or c.end - c.start > 3 or a.word(c.end - 1) not in _PLACES_ON_WHOLE:
         return
     words = [a.word(k) for k in range(p.start, p.end)] + [a.word(c.end - 1), "of"]
     if words[:2] == ["at", "top"] or words == ["at", "the", "top", "of"]:

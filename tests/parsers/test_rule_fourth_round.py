@@ -116,3 +116,19 @@ def test_a_count_of_a_count(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # "the inside" / "the outside" with no whole after them are positions, as "the top"
+    ("a mug with a chip on the inside", {("chip", "on inside of", "mug")}, {"mug", "chip"}),
+    ("a crate with a label on the outside", {("label", "on outside of", "crate")},
+     {"crate", "label"}),
+    ("the bread is soft on the inside", set(), {"bread"}),
+    # with a whole after them they stay part of the relation (`outside of` is `outside`)
+    ("a lamp on the outside of the barn", {("lamp", "on the outside", "barn")},
+     {"lamp", "barn"}),
+])
+def test_inside_and_outside_as_positions(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
