@@ -50,7 +50,18 @@ from parsers.lexicon import (
     lexicon_form,
 )
 from parsers.noun_classes import is_modifier
-from parsers.rule_chunking import CONJ, COP, HARD, NP, PRON, REL, SOFT, THERE, Chunk
+from parsers.rule_chunking import (
+    CONJ,
+    COP,
+    HARD,
+    HEIGHT_ADVERBS,
+    NP,
+    PRON,
+    REL,
+    SOFT,
+    THERE,
+    Chunk,
+)
 from parsers.word_classes import CONJUNCTION_WORDS
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
@@ -191,12 +202,19 @@ class Attacher:
             builder.add_relation(subj, obj, start, start, text="")
             self.worn = -1
             return
+        plain = None
+        if len(words) > 2 and any(w in HEIGHT_ADVERBS for w in words[1:-1]):
+            # "a flag hanging high on a pole": the chunker skipped "high"; "hanging on"
+            kept = [k for k in range(start, end)
+                    if not (start < k < end - 1 and words[k - start] in HEIGHT_ADVERBS)]
+            words = [self.word(k) for k in kept]
+            plain = " ".join(self.tokens[k] for k in kept)
         conv = relation_convention(words, builder.entities[subj].head,
                                    builder.entities[obj].head)
         self.worn = obj if (conv is not None and conv[0] == WEAR) or (
             words and words[0] in _WEAR_FORMS) else -1
         if conv is None:
-            builder.add_relation(subj, obj, start, end)
+            builder.add_relation(subj, obj, start, end, text=plain)
         else:
             text, swap = conv
             if swap:

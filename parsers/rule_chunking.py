@@ -955,14 +955,25 @@ _FILLERS_AFTER_NOUN = frozenset({"found", "seen", "shown", "pictured", "visible"
                                  "kept"})
 
 
-@only_for(ADVERBS, LOCATIVE_FILLERS)
+#: adjectives of height that before a preposition say how high (``a kite high in the sky``,
+#: ``flying low over the water``): adverbs there, no noun
+HEIGHT_ADVERBS = frozenset({"high", "higher", "low", "lower", "deep", "deeper"})
+
+
+@only_for(ADVERBS, LOCATIVE_FILLERS, _FILLERS_AFTER_NOUN, HEIGHT_ADVERBS)
 def adverb_before_relation(s: Chunker) -> bool:
     """An adverb before a relation (``directly above``), and a filler after a copula (``is
     located on``) or right after a noun (``a door found in``), end the noun phrase and are
-    not part of the relation: skipped."""
+    not part of the relation: skipped.  So is an adjective of height right after a noun or
+    a verb, before a preposition (``a kite high in the sky``, ``a flag hanging high on a
+    pole``: the relation is ``hanging on``)."""
     w, i = s.w, s.i
     if (w in ADVERBS or (w in LOCATIVE_FILLERS and s.pk == COP and s.np_start < 0)
-            or (w in _FILLERS_AFTER_NOUN and s.np_start >= 0 and s.np_content)) \
+            or (w in _FILLERS_AFTER_NOUN and s.np_start >= 0 and s.np_content)
+            or (w in HEIGHT_ADVERBS and s.rel_trie.longest(s.lw, i + 1) > i + 1
+                and ((s.np_start >= 0 and i > s.np_det_end
+                      and not s.lw[i - 1].endswith(("ed", "ing")))
+                     or (s.np_start < 0 and s.pk == REL and s.chunks[-1].verb)))) \
             and (s.np_start < 0 or s.np_content) \
             and s.rel_trie.longest(s.lw, i) == i and s.starts_relation(i + 1):
         s.close_np(i)

@@ -132,3 +132,20 @@ def test_inside_and_outside_as_positions(rule, triples_of, text, triples, heads)
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # an adjective of height before a preposition says how high: no noun, and after a verb
+    # no part of the relation
+    ("a balloon high above the valley", {("balloon", "above", "valley")}, {"balloon", "valley"}),
+    ("a banner hanging high over the door", {("banner", "hanging over", "door")},
+     {"banner", "door"}),
+    ("a heron flying low over the marsh", {("heron", "flying over", "marsh")},
+     {"heron", "marsh"}),
+    # before a noun it describes the noun
+    ("a high fence around the yard", {("fence", "around", "yard")}, {"fence", "yard"}),
+])
+def test_height_before_a_preposition(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
