@@ -1043,10 +1043,23 @@ def infinitive(s: Chunker) -> bool:
                 or after_try):
             return False
         end = i + 2
-    s.close_np(i)
+    s.close_np(_before_ready(s, i))
     s.i = i + 1
     s.add_relation(end, True)
     return True
+
+
+def _before_ready(s: Chunker, i: int) -> int:
+    """Where the noun phrase open before the ``to`` at ``i`` ends: before ``ready`` (and
+    ``getting`` before it) that follow its noun (``a player getting ready to hit the
+    ball``: the player hits it, ``ready`` is no noun), else at ``i``."""
+    lw = s.lw
+    if s.np_start < 0 or lw[i - 1] != "ready":
+        return i
+    k = i - 1
+    if lw[k - 1] in ("getting", "get", "gets", "got", "all"):
+        k -= 1
+    return k if k > max(s.np_start, s.np_det_end) else i
 
 
 @only_for({"here", "there"})

@@ -149,3 +149,17 @@ def test_height_before_a_preposition(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # "ready" (and "getting" before it) after a noun, before "to" and a verb, is no noun:
+    # the noun does what the verb says
+    ("a goalkeeper getting ready to catch the ball", {("goalkeeper", "catch", "ball")},
+     {"goalkeeper", "ball"}),
+    ("a cook ready to cut the bread", {("cook", "cut", "bread")}, {"cook", "bread"}),
+    ("two runners getting ready to sprint", set(), {"runners"}),
+])
+def test_ready_to(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
