@@ -517,6 +517,34 @@ def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
+#: nouns of manner or heading (``in a strange way``, ``facing the same direction``)
+_MANNER_NOUNS = frozenset({"way", "ways", "direction", "directions"})
+#: words that, alone before a noun of manner, leave it one (``the other way``, ``in all
+#: directions``); a noun before it makes a thing of it (``a door way``, ``a drive way``)
+_MANNER_WORDS = frozenset({"the", "a", "an", "this", "that", "same", "other", "opposite",
+                           "different", "such", "either", "each", "every", "all", "right",
+                           "wrong", "normal", "usual", "one", "both", "various", "many",
+                           "several", "two", "another", "certain", "similar", "odd",
+                           "strange", "funny", "unusual", "any"})
+
+
+def manner_of_relation(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``facing the other way``, ``looking in different directions``, ``made in such a way
+    that ...``: ``way`` or ``direction`` with only words of manner before it says how, not
+    what: no entity and no relation, and a later relation chains to the phrase before it.
+    A noun before it makes it a thing (``a man in the door way``)."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or c.owner is not None \
+            or c.head.lower() not in _MANNER_NOUNS or c.end - c.start < 2:
+        return False
+    if not all(a.word(k) in _MANNER_WORDS for k in range(c.start, c.end - 1)):
+        return False
+    if ci + 1 < len(a.chunks) and a.word(a.chunks[ci + 1].start) in ("of", "to", "as"):
+        return False  # "the way to the beach", "the same direction as the runners"
+    a.pending = None
+    return True
+
+
 def pronoun_object(a: Attacher, c: Chunk, ci: int) -> bool:
     """A pronoun object (``a hot dog on a plate with a fork next to it``, ``a woman with a
     phone at her ear``... ``held to her``) stands for its antecedent (:func:`antecedent`):
@@ -1696,7 +1724,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
          colour_after_in,
-         absent_object, time_after_preposition, pronoun_object, pronoun_subject, noun_phrase],
+         absent_object, time_after_preposition, manner_of_relation, pronoun_object,
+         pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,
           verb_of_relative_without_pronoun, preposition_before_which, worn_with_on,
           coordinated_relation_phrase, has_y_on_it,

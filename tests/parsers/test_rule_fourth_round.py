@@ -163,3 +163,20 @@ def test_ready_to(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # "way" / "direction" with only words of manner before it says how: no entity, no
+    # relation
+    ("three geese flying in the same direction", set(), {"geese"}),
+    ("a cat looking the other way", set(), {"cat"}),
+    ("arrows pointing in different directions on a sign", {("arrows", "on", "sign")},
+     {"arrows", "sign"}),
+    # a noun before it makes it a thing
+    ("a boy standing in the door way", {("boy", "standing in", "way")}, {"boy", "way"}),
+    ("the way to the station", {("way", "to", "station")}, {"way", "station"}),
+])
+def test_way_and_direction_say_how(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads

@@ -118,6 +118,7 @@ EXAMPLES = {
     ("subject", "subject_near_after_with"): "a tree with red leaves next to a wall",
     ("subject", "worn_over_worn"): "a man wearing a vest over a shirt",
     ("attach", "time_after_preposition"): "a lighthouse at night",
+    ("attach", "manner_of_relation"): "two cows facing the same direction",
     ("subject", "subject_beside_on_ground"): "a cup on the floor near a chair",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
