@@ -180,3 +180,16 @@ def test_way_and_direction_say_how(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples", [
+    # the shorter synonyms of place phrases apply without the article as well
+    ("a bench by side of the lake", {("bench", "on side of", "lake")}),
+    ("a lamp at end of the pier", {("lamp", "in end of", "pier")}),
+    ("a kiosk on corner of the square", {("kiosk", "in corner of", "square")}),
+    ("a barn on other side of the river", {("barn", "on side of", "river")}),
+    # and with it, as before
+    ("a bench by the side of the lake", {("bench", "on side of", "lake")}),
+])
+def test_place_phrases_without_the_article(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
