@@ -818,9 +818,16 @@ def _after_list_comma(a: Attacher, ci: int) -> bool:
     if a.next_kind(ci) == REL and a.word(a.chunks[ci + 1].start) == "of" \
             and a.chunks[ci + 1].end - a.chunks[ci + 1].start == 1 and a.next_kind(ci + 1) == NP:
         nxt = ci + 2  # "a sandwich , a bowl of soup , crackers": the list goes on
-    return (a.prev == SOFT and a.comma_np >= 0 and a.comma_np == a.conj_np
-            and a.next_kind(nxt) in (CONJ, SOFT) and a.word(a.chunks[nxt + 1].start) != "as"
-            and not (a.fronted is not None and not a.fronted_resolved))
+    if not (a.prev == SOFT and a.comma_np >= 0 and a.comma_np == a.conj_np
+            and not (a.fronted is not None and not a.fronted_resolved)):
+        return False
+    if a.next_kind(nxt) in (CONJ, SOFT):
+        return a.word(a.chunks[nxt + 1].start) != "as"
+    # "a woman wears a pink scarf , a black jacket .": a list of what is worn may end
+    # without "and"
+    r = a.last_rel
+    return (nxt == ci and a.next_kind(ci) in (HARD, -1) and r is not None
+            and r.object == a.conj_np and a.worn == r.object)
 
 
 def _object_of_modifier(a: Attacher) -> bool:

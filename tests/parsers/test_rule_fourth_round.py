@@ -193,3 +193,17 @@ def test_way_and_direction_say_how(rule, triples_of, text, triples, heads):
 ])
 def test_place_phrases_without_the_article(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a list of what is worn may end without "and"
+    ("a clown wears a red nose , a yellow wig .",
+     {("clown", "wears", "nose"), ("clown", "wears", "wig")}),
+    ("a boy wears a cap , a vest , a man wears a coat , a scarf",
+     {("boy", "wears", "cap"), ("boy", "wears", "vest"), ("man", "wears", "coat"),
+      ("man", "wears", "scarf")}),
+    # other objects before a comma keep their relation alone (an apposition)
+    ("a girl holding a puppy , a small terrier", {("girl", "holding", "puppy")}),
+])
+def test_a_list_of_clothing_without_and(rule, triples_of, text, triples):
+    assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
