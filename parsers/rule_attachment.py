@@ -213,8 +213,12 @@ class Attacher:
                                    builder.entities[obj].head)
         self.worn = obj if (conv is not None and conv[0] == WEAR) or (
             words and words[0] in _WEAR_FORMS) else -1
-        if conv is None:
-            builder.add_relation(subj, obj, start, end, text=plain)
+        if conv is None and plain is not None:
+            # the words of the relation are not its span's: an empty span, as for the
+            # conventions' rewritings
+            builder.add_relation(subj, obj, start, start, text=plain)
+        elif conv is None:
+            builder.add_relation(subj, obj, start, end)
         else:
             text, swap = conv
             if swap:
