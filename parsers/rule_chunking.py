@@ -1062,6 +1062,26 @@ def _before_ready(s: Chunker, i: int) -> int:
     return k if k > max(s.np_start, s.np_det_end) else i
 
 
+_SEEMING_VERBS = frozenset({"appears", "appear", "looks", "look", "seems", "seem"})
+
+
+@only_for({"what"})
+def what_appears_to_be(s: Chunker) -> bool:
+    """``in what appears to be a storage room``, ``on what looks like a screen``: after a
+    relation, ``what`` and a verb of seeming (``appears to be``, ``looks like``, ``seems
+    to be``) hedge the noun after them, which is the relation's object: skipped."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start >= 0 or s.pk != REL or i + 3 >= n or lw[i + 1] not in _SEEMING_VERBS:
+        return False
+    if lw[i + 2] == "like":
+        s.i = i + 3
+        return True
+    if lw[i + 2] == "to" and lw[i + 3] == "be":
+        s.i = i + 4
+        return True
+    return False
+
+
 @only_for({"here", "there"})
 def here_and_there(s: Chunker) -> bool:
     """``here`` / ``there`` after a noun (``piles of grass here and there``, ``a cup
@@ -1494,6 +1514,7 @@ CHUNK_RULES: list[ChunkRule] = [
     adverb_before_relation,
     unknown_adverb,
     here_and_there,
+    what_appears_to_be,
     adverbial_idiom,
     floating_each,
     infinitive,

@@ -207,3 +207,17 @@ def test_place_phrases_without_the_article(rule, triples_of, text, triples):
 ])
 def test_a_list_of_clothing_without_and(rule, triples_of, text, triples):
     assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # "what appears to be" / "what looks like" after a relation hedges its object
+    ("boxes stacked in what appears to be a garage", {("boxes", "stacked in", "garage")},
+     {"boxes", "garage"}),
+    ("a bird on what looks like a fence post", {("bird", "on", "post")}, {"bird", "post"}),
+    ("a child under what seems to be a table", {("child", "under", "table")},
+     {"child", "table"}),
+])
+def test_what_appears_to_be(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads

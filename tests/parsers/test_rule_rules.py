@@ -60,6 +60,7 @@ EXAMPLES = {
     ("chunk", "one_after_plural"): "two girls one in a red coat",
     ("chunk", "unknown_adverb"): "two boats floating apart",
     ("chunk", "here_and_there"): "a field with tufts of weeds here and there",
+    ("chunk", "what_appears_to_be"): "a cat in what looks like a basket",
     ("chunk", "adverbial_idiom"): "the jacket is grey in color",
     ("chunk", "floating_each"): "a boy and a girl each holding a kite",
     ("chunk", "infinitive"): "a girl about to bite into an apple",
