@@ -133,6 +133,11 @@ _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("by", "side", "of"), ("on", "side", "of")),
     (("to", "side", "of"), ("on", "side", "of")),
     (("off", "of"), ("off",)),
+    # a comparative or superlative of nearness is the nearness it compares
+    (("closer", "to"), ("close", "to")),
+    (("closest", "to"), ("close", "to")),
+    (("nearer", "to"), ("near",)),
+    (("nearest", "to"), ("near",)),
     (("up", "in"), ("in",)),
     (("out", "in"), ("in",)),
 )

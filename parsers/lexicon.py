@@ -117,6 +117,7 @@ SYNTHETIC_RELATIONS = [
 OTHER_PREPOSITIONS = [
     "of", "onto", "upon", "underneath", "inside of", "outside of", "out", "beside of",
     "next", "close by", "nearby", "near to", "closer to", "nearer to", "farther from",
+    "closest to", "nearest to",
     "further from", "far away", "opposite", "opposite of", "across from", "in between",
     "amongst", "amid", "amidst", "throughout", "without", "via", "like", "during", "for",
     "in the center of", "in the centre of", "in the corner of", "in the back of",

@@ -221,3 +221,14 @@ def test_what_appears_to_be(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a comparative or superlative of nearness is a relation of nearness
+    ("the goat closest to the gate", {("goat", "close to", "gate")}),
+    ("a tent nearer to the river", {("tent", "near", "river")}),
+    ("the girl is nearest to the door", {("girl", "near", "door")}),
+    ("a bench closer to the path", {("bench", "close to", "path")}),
+])
+def test_comparatives_of_nearness(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
