@@ -168,6 +168,11 @@ _OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle",
                               "outside"})
 
 
+#: verbs of trying or being about to, which before ``to`` await a verb
+_TRYING_VERBS = frozenset({"going", "trying", "attempting", "preparing", "about", "wants",
+                           "want", "waiting", "ready", "getting"})
+
+
 class Chunk:
     """One chunk: its kind, its tokens ``start:end`` and, for a noun phrase, its head,
     modifiers and owner; for a relation, whether it is a verb and where a negation before
@@ -277,6 +282,12 @@ class Chunker:
         pk = self.pk
         if pk == COP or pk == PRON:
             return True
+        if pk == REL:
+            # "going to cut down a tree", "trying to pick up a box": a verb of trying and
+            # "to" before a verb
+            last = self.chunks[-1]
+            return last.end - last.start == 2 and self.lw[last.end - 1] == "to" \
+                and self.lw[last.start] in _TRYING_VERBS
         if pk != NP:
             return False
         last = self.chunks[-1]

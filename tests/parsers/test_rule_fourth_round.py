@@ -232,3 +232,16 @@ def test_what_appears_to_be(rule, triples_of, text, triples, heads):
 ])
 def test_comparatives_of_nearness(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # after a verb of trying and "to" a verb is expected, also one that is a noun too or
+    # has a particle
+    ("a farmer is going to cut down a tree", {("farmer", "cut down", "tree")}),
+    ("a boy trying to pick up a crate", {("boy", "pick up", "crate")}),
+    ("a cat trying to climb onto a shelf", {("cat", "climb onto", "shelf")}),
+    # "going to" before a place stays a relation
+    ("a woman going to the market", {("woman", "going to", "market")}),
+])
+def test_a_verb_after_trying_to(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
