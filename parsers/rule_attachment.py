@@ -32,6 +32,7 @@ from parsers.coreference import (
     agrees,
     is_animal,
     is_person,
+    is_plural,
 )
 from parsers.lexicon import (
     CANONICAL_HEADS,
@@ -1620,8 +1621,32 @@ def relative_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:
                 if is_person(entities[k].head) or is_animal(entities[k].head):
                     a.antecedent = k
                     break
+    elif a.last_np >= 0 and a.word(c.start) in ("that", "which") \
+            and a.next_kind(ci) == COP and ci + 1 < len(a.chunks):
+        a.antecedent = _agreeing_antecedent(a, a.word(a.chunks[ci + 1].start))
     a.ctx_subj = a.antecedent
     return True
+
+
+def _agreeing_antecedent(a: Attacher, copula: str) -> int:
+    """The noun phrase that ``that`` / ``which`` before the copula ``copula`` stands for: the
+    one right before it, unless that one is singular and the copula plural (``wires on a
+    table that are attached to a computer``: the wires), then the nearest plural one before
+    it that the same chain of relations leads to."""
+    e = a.last_np
+    entities = a.builder.entities
+    if copula not in ("are", "were") or is_plural(entities[e].head) or e in a.partners:
+        return e
+    k = e
+    seen = 0
+    while k in a.up and seen < 6:
+        k, _ = a.up[k]
+        if k < 0:
+            break
+        if is_plural(entities[k].head):
+            return k
+        seen += 1
+    return e
 
 
 #: conjunctions that join two things as such (their ``and`` relations keep the word)

@@ -245,3 +245,19 @@ def test_comparatives_of_nearness(rule, triples_of, text, triples):
 ])
 def test_a_verb_after_trying_to(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # "that are" after a singular noun stands for the plural one its chain starts at
+    ("cables on a desk that are plugged into a router",
+     {("cables", "on", "desk"), ("cables", "plugged into", "router")},
+     {("desk", "plugged into", "router")}),
+    # number agrees with the nearest noun: it stays
+    ("a lamp on two crates that are stacked by the door",
+     {("crates", "stacked by", "door")}, {("lamp", "stacked by", "door")}),
+    ("pots on a stove that is switched on", set(), {("pots", "switched on", "stove")}),
+])
+def test_that_agrees_with_its_noun(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got
