@@ -627,7 +627,8 @@ class Chunker:
         # an attribute after a possessed part (``her mouth open``, ``its eyes closed``)
         # describes the part, which stays the head
         posture = ""
-        if end - 2 >= det_end and lw[end - 1] in ATTRIBUTE_WORDS and lw[start] in (
+        if end - 2 >= det_end and (lw[end - 1] in ATTRIBUTE_WORDS
+                                   or lw[end - 1] in _PART_POSTURES) and lw[start] in (
                 "his", "her", "its", "their", "my", "your") \
                 and lexicon_form(lw[end - 2], OWNED_PART_NOUNS):
             end -= 1
@@ -1268,6 +1269,31 @@ def particle_inside_noun_phrase(s: Chunker) -> bool:
     return True
 
 
+#: particles that, after a possessed part, say how it is held (``with his arms up``)
+_PART_POSTURES = frozenset({"up", "down", "out", "back", "off"})
+
+
+@only_for(_PART_POSTURES)
+def posture_of_part(s: Chunker) -> bool:
+    """A particle right after a possessed part of the body (``with its tongue out``, ``with
+    his arms up``, ``with its head down``) says how the part is held: it stays in the noun
+    phrase, as an attribute of the part (:meth:`Chunker.emit_np`), and is no relation;
+    only before the end of the clause, a conjunction or a relation, not before an object
+    (``his arms up the rope``)."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start < 0 or not s.np_content or lw[s.np_start] not in (
+            "his", "her", "its", "their", "my", "your") \
+            or i - 1 < s.np_det_end or not lexicon_form(lw[i - 1], OWNED_PART_NOUNS):
+        return False
+    nxt = lw[i + 1] if i + 1 < n else ""
+    if nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS or nxt.isdigit():
+        return False
+    if nxt[:1].isalnum() and nxt not in CONJUNCTIONS and not s.starts_relation(i + 1):
+        return False  # "with its wheels out ready for landing": the phrase goes on
+    s.i += 1
+    return True
+
+
 _BASE_VERBS = frozenset(w for w in VERB_FORMS if not w.endswith(("s", "ing", "ed")))
 
 
@@ -1534,6 +1560,7 @@ CHUNK_RULES: list[ChunkRule] = [
     participle_with_particle,
     participle_inside_noun_phrase,
     particle_inside_noun_phrase,
+    posture_of_part,
     verb_after_coordinated_subject,
     relation_phrase,
     copula,

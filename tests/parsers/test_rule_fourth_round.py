@@ -261,3 +261,18 @@ def test_that_agrees_with_its_noun(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a particle right after a possessed part says how it is held: no relation
+    ("a goat with its tongue out", {("goat", "has", "tongue")}),
+    ("a boy with his arms up running on the sand",
+     {("boy", "has", "arms"), ("boy", "running on", "sand")}),
+    ("a horse with its head down grazing in a meadow",
+     {("horse", "has", "head"), ("horse", "grazing in", "meadow")}),
+    # before an object it stays a relation
+    ("a climber pulling his legs up the rope",
+     {("climber", "pulling", "legs"), ("legs", "up", "rope")}),
+])
+def test_posture_of_a_part(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples

@@ -47,6 +47,7 @@ EXAMPLES = {
     ("chunk", "participle_with_particle"): "a woman setting down a plate",
     ("chunk", "participle_inside_noun_phrase"): "a cozy looking room with a table",
     ("chunk", "particle_inside_noun_phrase"): "a broken off branch on the path",
+    ("chunk", "posture_of_part"): "a dog with its tongue out",
     ("chunk", "verb_after_coordinated_subject"): "A black dog and a white dog play",
     ("chunk", "relation_phrase"): "The bench is at the right side of the train.",
     ("chunk", "copula"): "The cat is under the laptop.",
