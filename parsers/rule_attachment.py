@@ -83,6 +83,18 @@ _WEAR_FORMS = frozenset({"wearing", "wears", "wear", "wore", "dressed"})
 _POSITION_MODIFIERS = POSITION_NOUNS | {"far", "upper", "lower", "near", "other", "opposite"}
 
 
+#: nouns of the picture as a whole (not of a picture in it: ``a poster``, ``a painting``)
+_VIEW_NOUNS = frozenset({"shot", "shots", "snapshot", "scene", "view", "closeup",
+                         "close-up", "panorama"})
+#: verbs by which a picture shows what is in it
+_SHOWING_VERBS = frozenset({"shows", "show", "showing", "depicts", "depicting", "features",
+                            "featuring", "captures", "capturing"})
+
+
+def _last_word(head: str) -> str:
+    return head.split()[-1].lower() if head else ""
+
+
 class _Pending:
     """A relation (or copula) phrase waiting for its object."""
 
@@ -200,6 +212,13 @@ class Attacher:
             # a purpose or a recipient ("a fence for protection", "a bowl for the dog"), or
             # a likeness ("a cloud shaped like a heart"): FACTUAL's annotators name no
             # relation; the phrase stays linked, unnamed
+            builder.add_relation(subj, obj, start, start, text="")
+            self.worn = -1
+            return
+        if words and words[0] in _SHOWING_VERBS and _last_word(
+                builder.entities[subj].head) in _VIEW_NOUNS:
+            # "a panoramic shot depicts a crosswalk", "park view , featuring trees": the
+            # picture itself shows what is in it, which relates to nothing by that
             builder.add_relation(subj, obj, start, start, text="")
             self.worn = -1
             return

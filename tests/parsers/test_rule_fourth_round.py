@@ -276,3 +276,14 @@ def test_that_agrees_with_its_noun(rule, triples_of, text, wanted, unwanted):
 ])
 def test_posture_of_a_part(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # the picture as a whole shows what is in it: no relation
+    ("a wide shot showing a harbor and two boats", set()),
+    ("a street view featuring a bakery next to a bank", {("bakery", "next to", "bank")}),
+    # a picture in the picture keeps its relation
+    ("a poster showing a lion", {("poster", "showing", "lion")}),
+])
+def test_the_picture_shows_no_relation(rule, triples_of, text, triples):
+    assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
