@@ -91,6 +91,10 @@ _SHOWING_VERBS = frozenset({"shows", "show", "showing", "depicts", "depicting", 
                             "featuring", "captures", "capturing"})
 
 
+#: the viewer and the writer of a caption, who are not in the picture
+_VIEWERS = frozenset({"you", "i", "me", "we", "us"})
+
+
 def _last_word(head: str) -> str:
     return head.split()[-1].lower() if head else ""
 
@@ -215,10 +219,13 @@ class Attacher:
             builder.add_relation(subj, obj, start, start, text="")
             self.worn = -1
             return
-        if words and words[0] in _SHOWING_VERBS and _last_word(
-                builder.entities[subj].head) in _VIEW_NOUNS:
+        if (words and words[0] in _SHOWING_VERBS
+                and _last_word(builder.entities[subj].head) in _VIEW_NOUNS) \
+                or builder.entities[subj].text.lower() in _VIEWERS \
+                or builder.entities[obj].text.lower() in _VIEWERS:
             # "a panoramic shot depicts a crosswalk", "park view , featuring trees": the
-            # picture itself shows what is in it, which relates to nothing by that
+            # picture itself shows what is in it, which relates to nothing by that; nor
+            # does what the viewer or the writer sees ("you can see a mouth")
             builder.add_relation(subj, obj, start, start, text="")
             self.worn = -1
             return

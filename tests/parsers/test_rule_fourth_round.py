@@ -287,3 +287,15 @@ def test_posture_of_a_part(rule, triples_of, text, triples):
 ])
 def test_the_picture_shows_no_relation(rule, triples_of, text, triples):
     assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # the viewer and the writer are not in the picture: what they see relates to nothing
+    ("you can see a lighthouse behind the dunes", {("lighthouse", "behind", "dunes")}),
+    ("i see a kettle on the stove", {("kettle", "on", "stove")}),
+    ("we can see a kettle on the stove", {("kettle", "on", "stove")}),
+    # a letter "i" is a thing
+    ("a sign with the letter i", {("sign", "with", "i")}),
+])
+def test_the_viewer_is_no_thing(rule, triples_of, text, triples):
+    assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
