@@ -505,15 +505,17 @@ def colour_after_in(a: Attacher, c: Chunk, ci: int) -> bool:
 
 
 def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
-    """``a tree with no leaves``, ``a bowl without a lid``: what ``with no`` / ``without``
-    names is not there: no entity and no relation, and a later relation chains to the
-    phrase before it (``a tree with no leaves next to a bench``: the tree is next to it)."""
+    """``a tree with no leaves``, ``a bowl without a lid``, ``the tree has no leaves``: what
+    ``with no`` / ``without`` / ``has no`` names is not there: no entity and no relation,
+    and a later relation chains to the phrase before it (``a tree with no leaves next to a
+    bench``: the tree is next to it)."""
     p = a.pending
-    if p is None or p.copula or p.verb or p.subject < 0 or p.end - p.start != 1:
+    if p is None or p.copula or p.subject < 0 or p.end - p.start != 1:
         return False
     word = a.word(p.start)
-    if not (word == "without" or (word == "with" and a.word(c.start) == "no")):
-        return False
+    if not ((word == "without" and not p.verb)
+            or (word in ("with", "has", "have", "had") and a.word(c.start) == "no")):
+        return False  # "the tree has no leaves" as well
     a.pending = None
     return True
 

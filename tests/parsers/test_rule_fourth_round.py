@@ -299,3 +299,17 @@ def test_the_picture_shows_no_relation(rule, triples_of, text, triples):
 ])
 def test_the_viewer_is_no_thing(rule, triples_of, text, triples):
     assert {t for t in triples_of(rule.parse(text)) if t[1]} == triples
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # what "has no" names is not there, as after "with no"
+    ("the bush has no flowers", set(), {"bush"}),
+    ("the old oak behind the barn has no branches", {("oak", "behind", "barn")},
+     {"oak", "barn"}),
+    # "has" before anything else is kept
+    ("the bush has red flowers", {("bush", "has", "flowers")}, {"bush", "flowers"}),
+])
+def test_has_no(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
