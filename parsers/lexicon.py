@@ -447,6 +447,16 @@ WEARER_NOUNS: frozenset[str] = frozenset({
     "groom", "mother", "father", "dad", "mom", "son", "daughter", "brother", "sister", "friend",
     "spectator", "fan", "tourist", "passenger", "driver", "pilot", "jockey", "athlete",
     "dog", "bear", "doll", "mannequin", "statue", "someone", "he", "she", "they",
+    # more people by their trade, pastime or kin
+    "actress", "actor", "vendor", "owner", "dude", "pedestrian", "fisherman", "farmer",
+    "clown", "shopper", "customer", "diner", "cashier", "hiker", "jogger", "runner",
+    "swimmer", "dancer", "musician", "singer", "guitarist", "drummer", "artist", "painter",
+    "photographer", "traveler", "traveller", "visitor", "coach", "goalie", "goalkeeper",
+    "cowboy", "sailor", "rancher", "merchant", "seller", "salesman", "butcher", "baker",
+    "bartender", "nurse", "doctor", "mechanic", "firefighter", "fireman", "gardener",
+    "hunter", "climber", "camper", "rower", "kayaker", "skater", "golfer", "wrestler",
+    "teammate", "grandmother", "grandfather", "husband", "wife", "infant", "youngster",
+    "individual", "somebody", "everyone", "anyone",
 })
 
 #: containers: ``a glass of water`` means water in a glass

@@ -313,3 +313,14 @@ def test_has_no(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, wanted", [
+    # more nouns of people are people: their possessives, clothing and "who" find them
+    ("the actress is holding a cup in her right hand",
+     {("actress", "has", "hand"), ("cup", "in", "hand")}),
+    ("a farmer who is carrying a bucket", {("farmer", "carrying", "bucket")}),
+    ("a vendor in a striped apron", {("vendor", "wearing", "apron")}),
+])
+def test_more_nouns_of_people(rule, triples_of, text, wanted):
+    assert wanted <= triples_of(rule.parse(text))
