@@ -977,22 +977,32 @@ def _canonical_head(head: str, modifiers: list[str]) -> tuple[str, list[str]]:
     return head, modifiers
 
 
+#: adjectives made of a part and ``-ed`` (``long sleeved``, ``four legged``), and the part
+#: (``collared``, ``hooded``, ``eyed`` name a kind more often than a part: not these)
+_PART_ADJECTIVES = {"haired": "hair", "sleeved": "sleeve", "legged": "legs", "faced": "face",
+                    "roofed": "roof", "bearded": "beard"}
+
+
 def _haired(a: Attacher, c: Chunk, e: int) -> None:
-    """``a blonde haired woman``, ``a red-haired boy``: the hair is an entity of its own that
-    the phrase's head has (``( woman , has , hair )``), and the words before ``haired``
-    describe the hair, not the woman."""
+    """``a blonde haired woman``, ``a red-haired boy``, ``a long sleeved shirt``, ``a white
+    faced clock``: the part an adjective in ``-ed`` is made of (hair, sleeve, legs, face,
+    roof ...; :data:`_PART_ADJECTIVES`) is an entity of its own that the phrase's head has
+    (``( woman , has , hair )``), and the words before it describe the part, not the
+    head."""
     tokens = a.tokens
     for k in range(c.start, c.end - 1):
         w = tokens[k].lower()
-        if w != "haired" and not w.endswith("-haired"):
-            continue
+        suffix = w.rsplit("-", 1)[-1]
+        part = _PART_ADJECTIVES.get(suffix)
+        if part is None or (w != suffix and suffix != "haired"):
+            continue  # "short-sleeved" is written as one attribute
         entity = a.builder.entities[e]
         words = [t for t in (tokens[j] for j in range(c.start, k))
                  if t.lower() not in _HAIR_SKIP]
-        if w != "haired":
-            words.append(tokens[k][:-len("-haired")])
+        if w != suffix:
+            words.append(tokens[k][:-len(suffix) - 1])
         first = k - len([j for j in range(c.start, k) if tokens[j].lower() not in _HAIR_SKIP])
-        hair = a.builder.add_entity(max(first, c.start), k + 1, "hair", words)
+        hair = a.builder.add_entity(max(first, c.start), k + 1, part, words)
         a.builder.add_relation(e, hair, k, k, text=HAS)
         drop = {*words, tokens[k]}
         entity.modifiers = [m for m in entity.modifiers if m not in drop]

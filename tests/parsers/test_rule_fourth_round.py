@@ -324,3 +324,20 @@ def test_has_no(rule, triples_of, text, triples, heads):
 ])
 def test_more_nouns_of_people(rule, triples_of, text, wanted):
     assert wanted <= triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, wanted", [
+    # an adjective made of a part and "-ed" names the part, which the head has
+    ("a boy in a long sleeved jersey", {("jersey", "has", "sleeve")}),
+    ("a three legged stool by the fire", {("stool", "has", "legs")}),
+    ("a bearded sailor on a pier", {("sailor", "has", "beard")}),
+    ("a red roofed barn behind a silo", {("barn", "has", "roof"), ("barn", "behind", "silo")}),
+])
+def test_part_adjectives(rule, triples_of, text, wanted):
+    assert wanted <= triples_of(rule.parse(text))
+
+
+def test_hyphenated_part_adjectives_stay_attributes(rule, triples_of):
+    # "short-sleeved" is one attribute, as before; only "-haired" names the hair
+    assert triples_of(rule.parse("a short-sleeved shirt")) == set()
+    assert ("girl", "has", "hair") in triples_of(rule.parse("a red-haired girl"))
