@@ -1590,6 +1590,25 @@ def subject_beside_on_ground(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
+#: shapes things stand or lie in (``in a row``, ``in a pile``): a relation after them is the
+#: things'
+_FORMATION_NOUNS = frozenset({"row", "rows", "line", "lines", "circle", "pile", "piles",
+                              "stack", "stacks", "formation", "heap"})
+
+
+def subject_after_formation(a: Attacher, c: Chunk) -> int | None:
+    """``five windows in a row above a bridge``, ``trees in a line behind the house``: a
+    relation right after ``in`` and the shape things are in describes the things, not the
+    shape."""
+    r = _object_relation(a)
+    if r is None or r.end - r.start != 1 or a.word(r.start) != "in":
+        return None
+    head = a.builder.entities[r.object].head
+    if not head or head.split()[-1].lower() not in _FORMATION_NOUNS:
+        return None
+    return r.subject
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -1791,6 +1810,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_near_after_verb_phrase,
     subject_near_after_with,
     subject_beside_on_ground,
+    subject_after_formation,
     nearest_noun_phrase,
 ]
 

@@ -341,3 +341,18 @@ def test_hyphenated_part_adjectives_stay_attributes(rule, triples_of):
     # "short-sleeved" is one attribute, as before; only "-haired" names the hair
     assert triples_of(rule.parse("a short-sleeved shirt")) == set()
     assert ("girl", "has", "hair") in triples_of(rule.parse("a red-haired girl"))
+
+
+@pytest.mark.parametrize("text, wanted, unwanted", [
+    # a relation after "in" and the shape things are in describes the things
+    ("lanterns in a row above the door",
+     {("lanterns", "in", "row"), ("lanterns", "above", "door")}, {("row", "above", "door")}),
+    ("logs in a pile next to the shed",
+     {("logs", "next to", "shed")}, {("pile", "next to", "shed")}),
+    # after other objects of "in" the nearest phrase keeps it
+    ("a cup in a box on the table", {("box", "on", "table")}, {("cup", "on", "table")}),
+])
+def test_after_the_shape_things_are_in(rule, triples_of, text, wanted, unwanted):
+    got = triples_of(rule.parse(text))
+    assert wanted <= got
+    assert not unwanted & got

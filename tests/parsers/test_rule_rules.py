@@ -122,6 +122,7 @@ EXAMPLES = {
     ("attach", "time_after_preposition"): "a lighthouse at night",
     ("attach", "manner_of_relation"): "two cows facing the same direction",
     ("subject", "subject_beside_on_ground"): "a cup on the floor near a chair",
+    ("subject", "subject_after_formation"): "jars in a row on a shelf",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 
