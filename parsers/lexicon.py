@@ -375,6 +375,9 @@ PARTITIVE_NOUNS: frozenset[str] = frozenset({
     "formation", "species", "varieties", "remains", "trail", "gang", "pad", "pads",
     "photos", "pictures", "images", "painting", "paintings", "cartoon", "illustration",
     "illustrations", "close-up", "closeup", "portrait", "portraits",
+    # groups of trees (``a stand of trees``, ``a grove of palms``); not ``stands`` (the
+    # stands of a stadium)
+    "stand", "grove",
 })
 
 #: pictures as things: what they show is the head of ``a picture of a dog`` unless the text

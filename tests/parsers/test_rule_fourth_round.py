@@ -356,3 +356,14 @@ def test_after_the_shape_things_are_in(rule, triples_of, text, wanted, unwanted)
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # a stand or a grove of trees is the trees
+    ("a stand of birches beside a lake", {("birches", "beside", "lake")}, {"birches", "lake"}),
+    ("a grove of olive trees on a hill", {("trees", "on", "hill")}, {"trees", "hill"}),
+])
+def test_a_stand_of_trees(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
