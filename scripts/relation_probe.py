@@ -15,7 +15,11 @@ trained from scratch with Adam on binary cross-entropy.  Tasks:
   benchmark's mismatches are made.
 
 ``--align W`` adds a supervised word-region alignment after the first layer (cross-entropy
-of each object word's dot products with the regions, at weight W).
+of each object word's dot products with the regions, at weight W).  ``--locate W`` adds
+the cross-encoder's ``locate`` term (``rcrn.models.cross_encoder``): an MLP on ``[CLS]``
+regresses A's box, L1 summed over its four coordinates, at weight W.  ``--read referent``
+puts the match head on A's own region output instead of ``[CLS]`` (the cross-encoder's
+``match_from: referent``, with the referent known here).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
 and a final line with the best accuracy::
@@ -40,6 +44,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from rcrn.models.vl import VLConfig, VLEncoder  # noqa: E402
+from rcrn.nn import MLP  # noqa: E402
 
 TASKS = ("subject_x", "left_of", "relation")
 RELATIONS = ("left of", "right of", "above", "below")   # opposites differ in the last bit
@@ -89,12 +94,16 @@ class Stream:
 
 
 class Probe(nn.Module):
-    """The toolkit's VLEncoder with a linear match head on ``[CLS]``."""
+    """The toolkit's VLEncoder with a linear match head on ``[CLS]`` (or on A's region
+    output, ``read="referent"``)."""
 
-    def __init__(self, vocab_size: int, feature_dim: int, config: VLConfig) -> None:
+    def __init__(self, vocab_size: int, feature_dim: int, config: VLConfig,
+                 read: str = "cls") -> None:
         super().__init__()
+        self.read = read
         self.encoder = VLEncoder(vocab_size, 64, feature_dim, config)
         self.head = nn.Linear(config.dim, 1)
+        self.locate = MLP(config.dim, config.dim, 4)
 
     @staticmethod
     def batch(item: dict[str, torch.Tensor]) -> SimpleNamespace:
@@ -103,9 +112,17 @@ class Probe(nn.Module):
                                boxes=item["boxes"],
                                box_mask=torch.ones(item["boxes"].shape[:2], dtype=torch.bool))
 
-    def forward(self, item: dict[str, torch.Tensor]) -> torch.Tensor:
-        cls, _, _ = self.encoder(self.batch(item), item["feats"])
-        return self.head(cls).squeeze(-1)
+    def forward(self, item: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The match logit and the box of A read from ``[CLS]``."""
+        cls, _, regions = self.encoder(self.batch(item), item["feats"])
+        pooled = cls if self.read == "cls" else regions[torch.arange(len(cls)), item["a"]]
+        return self.head(pooled).squeeze(-1), torch.sigmoid(self.locate(cls))
+
+    @staticmethod
+    def locate_loss(box: torch.Tensor, item: dict[str, torch.Tensor]) -> torch.Tensor:
+        """L1 distance to A's box, summed over its coordinates, averaged over the items."""
+        target = item["boxes"][torch.arange(len(box)), item["a"]]
+        return nn.functional.l1_loss(box, target, reduction="sum") / len(box)
 
     def alignment_loss(self, item: dict[str, torch.Tensor]) -> torch.Tensor:
         """Cross-entropy of the two object words' dot products with the regions, read
@@ -129,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ff", type=int, default=128)
     ap.add_argument("--align", type=float, default=0.0,
                     help="weight of the supervised word-region alignment (0: none)")
+    ap.add_argument("--locate", type=float, default=0.0,
+                    help="weight of the [CLS] regression of A's box (0: none)")
+    ap.add_argument("--read", choices=("cls", "referent"), default="cls",
+                    help="what the match head reads: [CLS] or A's region output")
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -139,29 +160,37 @@ def main(argv: list[str] | None = None) -> int:
     feature_dim = 64
     stream = Stream(args.task, args.objects, feature_dim, args.seed)
     model = Probe(stream.vocab_size, feature_dim,
-                  VLConfig(args.dim, args.layers, args.heads, args.ff, 0.0))
+                  VLConfig(args.dim, args.layers, args.heads, args.ff, 0.0), args.read)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     train_g = torch.Generator().manual_seed(args.seed + 1)
     val = stream.draw(2000, torch.Generator().manual_seed(10_000 + args.seed))
     best, start = 0.0, time.perf_counter()
     for step in range(1, args.steps + 1):
         item = stream.draw(args.batch_size, train_g)
-        loss = nn.functional.binary_cross_entropy_with_logits(model(item), item["label"])
+        logit, box = model(item)
+        loss = nn.functional.binary_cross_entropy_with_logits(logit, item["label"])
         align = model.alignment_loss(item) if args.align else None
-        total = loss if align is None else loss + args.align * align
+        locate = model.locate_loss(box, item) if args.locate else None
+        total = loss
+        for weight, term in ((args.align, align), (args.locate, locate)):
+            if term is not None:
+                total = total + weight * term
         opt.zero_grad()
         total.backward()
         opt.step()
         if step % args.eval_every == 0 or step == args.steps:
             with torch.no_grad():
-                acc = float(((model(val) > 0).float() == val["label"]).float().mean())
+                acc = float(((model(val)[0] > 0).float() == val["label"]).float().mean())
             best = max(best, acc)
             row = {"step": step, "loss": round(loss.item(), 4), "val_accuracy": round(acc, 4)}
-            if align is not None:
-                row["align_loss"] = round(align.item(), 4)
+            for name, term in (("align_loss", align), ("locate_loss", locate)):
+                if term is not None:
+                    row[name] = round(term.item(), 4)
             print(json.dumps(row), flush=True)
     print(json.dumps({"task": args.task, "steps": args.steps, "layers": args.layers,
-                      "dim": args.dim, "align": args.align, "seed": args.seed,
+                      "dim": args.dim, "align": args.align, "locate": args.locate,
+                      "read": args.read,
+                      "seed": args.seed,
                       "chance": round(float(max(val["label"].mean(), 1 - val["label"].mean())), 4),
                       "best_val_accuracy": round(best, 4),
                       "seconds": round(time.perf_counter() - start, 1)}), flush=True)

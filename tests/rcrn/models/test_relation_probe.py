@@ -48,14 +48,42 @@ def test_the_words_name_the_first_two_regions_and_the_label_is_their_geometry(ta
 
 def test_a_short_run_prints_every_evaluation_and_a_summary(capsys):
     assert probe.main(["--task", "relation", "--steps", "4", "--eval-every", "2",
-                       "--batch-size", "8", "--align", "1.0"]) == 0
+                       "--batch-size", "8", "--align", "1.0", "--locate", "0.5"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["step"] for r in rows[:-1]] == [2, 4]
-    assert all(0 <= r["val_accuracy"] <= 1 and r["align_loss"] >= 0 for r in rows[:-1])
+    assert all(0 <= r["val_accuracy"] <= 1 and r["align_loss"] >= 0 and r["locate_loss"] >= 0
+               for r in rows[:-1])
     summary = rows[-1]
     assert summary["task"] == "relation" and summary["steps"] == 4 and summary["align"] == 1.0
+    assert summary["locate"] == 0.5 and summary["read"] == "cls"
     assert summary["best_val_accuracy"] == max(r["val_accuracy"] for r in rows[:-1])
     assert 0.5 <= summary["chance"] < 0.6
+
+
+def test_the_referent_read_out_sees_the_first_named_region_only():
+    """With ``read="referent"`` the match logit changes with A's region, not with a
+    region that no word names once the encoder's attention is switched off."""
+    torch.manual_seed(0)
+    stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
+    item = stream.draw(3, torch.Generator().manual_seed(1))
+    model = probe.Probe(stream.vocab_size, 8, probe.VLConfig(16, 0, 2, 16, 0.0), "referent")
+    logit = model(item)[0]
+    changed = dict(item, feats=item["feats"].clone())
+    changed["feats"][:, 3] += 1.0                          # an unnamed region
+    assert torch.allclose(model(changed)[0], logit)
+    changed["feats"][:, 0] += 1.0                          # A's region
+    assert not torch.allclose(model(changed)[0], logit)
+
+
+def test_the_locate_term_is_the_l1_distance_to_the_first_named_region():
+    stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
+    item = stream.draw(5, torch.Generator().manual_seed(1))
+    a_box = item["boxes"][:, 0]
+    assert probe.Probe.locate_loss(a_box, item).item() == 0
+    moved = a_box + torch.tensor([0.1, 0.0, -0.2, 0.0])
+    assert probe.Probe.locate_loss(moved, item).item() == pytest.approx(0.3)
+    other = item["boxes"][:, 1]                   # B's box is not the target
+    assert probe.Probe.locate_loss(other, item).item() > 0
 
 
 def test_bad_settings_are_refused():
