@@ -540,9 +540,11 @@ def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
     last = a.word(p.end - 1)
     if last not in _TIME_PREPOSITIONS or (p.verb and p.end - p.start < 2):
         return False
-    if last != "during" \
-            and c.head.split()[-1].lower() not in _TIME_NOUNS:
-        return False
+    head = c.head.split()[-1].lower()
+    year = head.rstrip("s").isdigit() and len(head.rstrip("s")) == 4 \
+        and 1000 <= int(head.rstrip("s")) <= 2100 and last in ("in", "during")
+    if last != "during" and head not in _TIME_NOUNS and not year:
+        return False  # "in 1990", "in the late 1800s": a year is a time as well
     if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
             and a.word(a.chunks[ci + 1].start) == "of":
         return False  # "at the time of the race", "in the evening of a long day"

@@ -55,6 +55,9 @@ def test_beside_a_ground(rule, triples_of, text, wanted, unwanted):
     ("a fox crossing the road at dusk", {("fox", "crossing", "road")}),
     # "during" before anything
     ("fans standing in the stands during a match", {("fans", "standing in", "stands")}),
+    # a year after "in" is a time as well
+    ("a dress worn by a dancer in 1920", {("dancer", "wear", "dress")}),
+    ("a bicycle in the early 1900s on a bridge", {("bicycle", "on", "bridge")}),
     # other objects of the same prepositions stay
     ("a cat at the window on a cushion",
      {("cat", "at", "window"), ("window", "on", "cushion")}),
