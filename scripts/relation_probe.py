@@ -16,10 +16,11 @@ trained from scratch with Adam on binary cross-entropy.  Tasks:
 
 ``--align W`` adds a supervised word-region alignment after the first layer (cross-entropy
 of each object word's dot products with the regions, at weight W).  ``--locate W`` adds
-the cross-encoder's ``locate`` term (``rcrn.models.cross_encoder``): an MLP on ``[CLS]``
-regresses A's box, L1 summed over its four coordinates, at weight W.  ``--read referent``
-puts the match head on A's own region output instead of ``[CLS]`` (the cross-encoder's
-``match_from: referent``, with the referent known here).
+a term that teaches ``[CLS]`` where A is: an MLP on ``[CLS]`` regresses A's box, L1
+summed over its four coordinates, at weight W.  ``--read referent`` puts the match head
+on A's own region output instead of ``[CLS]``.  Each breaks the symmetry between A and B
+that keeps the ``[CLS]`` read-out of ``left_of`` and ``relation`` at chance
+(docs/lengthgen.md).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
 and a final line with the best accuracy::
@@ -113,7 +114,7 @@ class Probe(nn.Module):
                                box_mask=torch.ones(item["boxes"].shape[:2], dtype=torch.bool))
 
     def forward(self, item: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The match logit and the box of A read from ``[CLS]``."""
+        """The match logit (from ``[CLS]`` or A's output) and A's box read from ``[CLS]``."""
         cls, _, regions = self.encoder(self.batch(item), item["feats"])
         pooled = cls if self.read == "cls" else regions[torch.arange(len(cls)), item["a"]]
         return self.head(pooled).squeeze(-1), torch.sigmoid(self.locate(cls))
@@ -189,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(row), flush=True)
     print(json.dumps({"task": args.task, "steps": args.steps, "layers": args.layers,
                       "dim": args.dim, "align": args.align, "locate": args.locate,
-                      "read": args.read,
-                      "seed": args.seed,
+                      "read": args.read, "seed": args.seed,
                       "chance": round(float(max(val["label"].mean(), 1 - val["label"].mean())), 4),
                       "best_val_accuracy": round(best, 4),
                       "seconds": round(time.perf_counter() - start, 1)}), flush=True)

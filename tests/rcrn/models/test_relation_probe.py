@@ -61,8 +61,8 @@ def test_a_short_run_prints_every_evaluation_and_a_summary(capsys):
 
 
 def test_the_referent_read_out_sees_the_first_named_region_only():
-    """With ``read="referent"`` the match logit changes with A's region, not with a
-    region that no word names once the encoder's attention is switched off."""
+    """With ``read="referent"`` the match logit changes with A's region and, with no
+    attention layers to mix the regions, not with a region that no word names."""
     torch.manual_seed(0)
     stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
     item = stream.draw(3, torch.Generator().manual_seed(1))
