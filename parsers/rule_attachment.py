@@ -91,6 +91,13 @@ _SHOWING_VERBS = frozenset({"shows", "show", "showing", "depicts", "depicting", 
                             "featuring", "captures", "capturing"})
 
 
+#: prepositions and particles that may end a verb's relation phrase (``attaches to``,
+#: ``walk around``)
+_RELATION_END_PREPOSITIONS = frozenset({"on", "in", "at", "to", "into", "onto", "by", "from",
+                                       "over", "under", "near", "with", "of", "off",
+                                       "inside", "above", "behind", "against", "around",
+                                       "through", "across", "along", "up", "down", "out",
+                                       "away", "about", "past"})
 #: the viewer and the writer of a caption, who are not in the picture
 _VIEWERS = frozenset({"you", "i", "me", "we", "us"})
 
@@ -1133,7 +1140,12 @@ def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
         # a preposition with its object ("the boy in white sneakers") describes the
         # clause's subject; the clause's verb comes later
         start = c.neg_start
-        a.builder.add_relation(a.waiting, a.antecedent, start, c.end)
+        place = _place_of_where(a, c, ci)
+        if place:
+            a.builder.add_relation(a.waiting, a.antecedent, start, start,
+                                   text=" ".join([*a.tokens[start:c.end], place]))
+        else:
+            a.builder.add_relation(a.waiting, a.antecedent, start, c.end)
         a.last_rel = _Relation(a.waiting, a.antecedent, start, c.end, c.verb)
         a.described = a.antecedent
         a.waiting = -1
@@ -1142,6 +1154,30 @@ def verb_of_object_relative(a: Attacher, c: Chunk, ci: int) -> bool:
         a.pending = None
         return True
     return False
+
+
+#: places one is in rather than on (``the cab where the driver sits``: ``sits in``)
+_ENCLOSURES = frozenset({"room", "kitchen", "bathroom", "bedroom", "office", "car", "cab",
+                         "truck", "bus", "train", "boat", "building", "house", "water",
+                         "ocean", "sea", "lake", "pool", "river", "city", "town", "store",
+                         "shop", "restaurant", "cage", "pen", "tent", "box", "park", "forest"})
+
+
+def _place_of_where(a: Attacher, c: Chunk, ci: int) -> str:
+    """The preposition a verb without an object takes in a clause opened by ``where`` (``the
+    chair where the kid is sitting``: ``sitting on``; ``the cab where the driver sits``:
+    ``sits in``), or "" when the clause is no such clause or the verb has its own."""
+    if not c.verb or a.next_kind(ci) == NP or (
+            c.end - c.start > 1 and a.word(c.end - 1) in _RELATION_END_PREPOSITIONS):
+        return ""
+    k = ci - 1
+    while k >= 0 and a.chunks[k].kind != PRON:
+        k -= 1
+    if k < 0 or a.word(a.chunks[k].start) != "where":
+        return ""
+    head = _last_word(a.builder.entities[a.antecedent].head)
+    return "in" if lexicon_form(head, _ENCLOSURES) or lexicon_form(head, CONTAINER_NOUNS) \
+        else "on"
 
 
 def verb_of_relative_without_pronoun(a: Attacher, c: Chunk, ci: int) -> bool:

@@ -370,3 +370,16 @@ def test_a_stand_of_trees(rule, triples_of, text, triples, heads):
     graph = rule.parse(text)
     assert triples_of(graph) == triples
     assert {e.head for e in graph.entities} == heads
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a verb without an object in a clause opened by "where" takes "on" (or "in" for a place
+    # one is in)
+    ("the rug where the puppy is sleeping", {("puppy", "sleeping on", "rug")}),
+    ("the fence where a sign is nailed", {("sign", "nailed on", "fence")}),
+    ("the tent where the scouts sleep", {("scouts", "sleep in", "tent")}),
+    # a verb with its own preposition or particle keeps it
+    ("the square where pigeons walk around", {("pigeons", "walk around", "square")}),
+])
+def test_where_clauses(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
