@@ -330,9 +330,10 @@ class Chunker:
                     or self.verb_after_subject(i))
             elif w in ATTRIBUTE_WORDS and predicate:
                 # a participle that is also an attribute (``is standing``, ``is smiling``)
-                # is a verb only before a preposition or an object
+                # is a verb only before a preposition or an object, or at the end of a
+                # relative clause after a preposition (``the earth in which they are standing``)
                 ok = rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS \
-                    or nxt in _OBJECT_PRONOUNS
+                    or nxt in _OBJECT_PRONOUNS or self.ends_object_relative(i)
             else:
                 ok = True
         elif end == i and w not in rel_trie.root:
@@ -355,6 +356,20 @@ class Chunker:
             if verb_end > end:
                 return verb_end, True
         return end, end > i
+
+    def ends_object_relative(self, i: int) -> bool:
+        """Whether the participle at ``i`` follows a preposition, ``which``, a noun phrase
+        and a copula and ends the clause (``the earth in which the players are standing
+        .``): the clause's verb, with that preposition (:func:`~parsers.rule_attachment.
+        preposition_before_which`)."""
+        chunks, lw, n = self.chunks, self.lw, self.n
+        if not lw[i].endswith("ing") or len(chunks) < 3 or chunks[-1].kind != COP \
+                or chunks[-2].kind != NP or chunks[-3].kind != PRON:
+            return False
+        if lw[chunks[-3].start] not in ("which", "whom") or len(chunks) < 4 \
+                or chunks[-4].kind != REL:
+            return False
+        return i + 1 >= n or lw[i + 1] in _CLAUSE_ENDS
 
     def plural_after_attributes(self, i: int) -> bool:
         """Whether the form in ``-s`` at ``i`` ends a noun phrase that holds only attribute

@@ -383,3 +383,14 @@ def test_a_stand_of_trees(rule, triples_of, text, triples, heads):
 ])
 def test_where_clauses(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a participle ending a relative clause after a preposition and "which" is its verb
+    ("the mat on which the cats are sleeping .", {("cats", "sleeping on", "mat")}),
+    ("the hut in which the fishermen are resting", {("fishermen", "resting in", "hut")}),
+    # after a copula alone it stays an attribute
+    ("the baby is sleeping", set()),
+])
+def test_participle_ending_a_relative_clause(rule, triples_of, text, triples):
+    assert triples_of(rule.parse(text)) == triples
