@@ -133,6 +133,8 @@ _SYNONYM_ENDINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("by", "side", "of"), ("on", "side", "of")),
     (("to", "side", "of"), ("on", "side", "of")),
     (("off", "of"), ("off",)),
+    # the British spelling of "center" is written as FACTUAL writes it
+    (("centre", "of"), ("center", "of")),
     # a comparative or superlative of nearness is the nearness it compares
     (("closer", "to"), ("close", "to")),
     (("closest", "to"), ("close", "to")),

@@ -394,3 +394,8 @@ def test_where_clauses(rule, triples_of, text, triples):
 ])
 def test_participle_ending_a_relative_clause(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+def test_centre_is_written_center(rule, triples_of):
+    assert triples_of(rule.parse("a fountain in the centre of the square")) == {
+        ("fountain", "in the center of", "square")}
