@@ -307,8 +307,19 @@ _IRREGULAR = {
     "grown": "grow", "drawn": "draw", "shown": "show", "caught": "catch", "thrown": "throw",
     "threw": "throw", "swung": "swing", "spread": "spread", "led": "lead", "fed": "feed",
     "stuck": "stick", "going": "go", "using": "use", "used": "use", "dying": "die",
-    "tying": "tie",
+    "tying": "tie", "taken": "take", "took": "take", "hidden": "hide", "hid": "hide",
+    "flown": "fly", "given": "give", "gave": "give", "fallen": "fall", "fell": "fall",
+    "driven": "drive", "drove": "drive", "frozen": "freeze", "bitten": "bite",
+    "broken": "break", "broke": "break", "spoken": "speak", "chosen": "choose",
+    "gone": "go", "went": "go", "done": "do", "did": "do", "swum": "swim", "swam": "swim",
+    "leant": "lean", "sold": "sell", "told": "tell", "bought": "buy", "brought": "bring",
+    "kept": "keep",
 }
+#: Stems whose final ``l`` British spelling doubles before ``-ed`` / ``-ing``
+#: (``travelled``, ``labelling``); other double-``l`` stems keep both (``filled``).
+_BRITISH_LL = frozenset({"travel", "label", "cancel", "level", "signal", "model", "tunnel",
+                         "channel", "fuel", "pedal", "panel", "shovel", "total", "marvel",
+                         "jewel", "dial", "spiral", "quarrel", "snorkel"})
 _KEEP = frozenset({"across", "glass", "grass", "dress", "bus", "gas", "this", "his", "its",
                    "us", "as", "cross", "class", "bass", "chess", "moss", "press", "boss",
                    "less", "plus", "thus", "yes", "lens", "bed", "red", "shed", "sled",
@@ -365,6 +376,8 @@ def lemma(word: str) -> str:
 
 
 def _undouble(stem: str) -> str:
+    if stem.endswith("ll") and stem[:-1] in _BRITISH_LL:
+        return stem[:-1]
     if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS \
             and stem[-1] not in "lszf":
         return stem[:-1]

@@ -49,6 +49,10 @@ def test_lemma_is_symmetric_for_inflections():
     ("use", "using", "used", "uses"), ("go", "going", "goes"), ("stick", "stuck"),
     ("sniff", "sniffing", "sniffed"), ("stuff", "stuffing"), ("die", "dying"),
     ("tie", "tying", "ties"), ("roll", "rolling"), ("hit", "hitting"), ("run", "running"),
+    ("take", "taken", "took", "taking"), ("hide", "hidden", "hid"), ("fly", "flown", "flew"),
+    ("break", "broken", "broke"), ("give", "given", "gave"), ("fall", "fallen", "fell"),
+    ("travel", "travelled", "traveled", "travelling"), ("label", "labelled", "labeled"),
+    ("fill", "filled", "filling"),
 ])
 def test_short_and_irregular_verb_forms_share_their_base_forms_key(forms):
     assert {ev.lemma(w) for w in forms} == {ev.lemma(forms[0])}
