@@ -521,11 +521,43 @@ def _merged(graph: SceneGraph, alias: dict[int, int]) -> SceneGraph:
     return SceneGraph(graph.text, graph.tokens, [graph.entities[i] for i in keep], relations)
 
 
+#: nouns of being off the ground (``caught in mid-air``, ``a frisbee mid-flight``): a state
+#: of what is in it, not a thing one sees
+AIRBORNE_NOUNS = frozenset({"mid-air", "midair", "mid-flight", "midflight"})
+
+
+def _airborne(graph: SceneGraph, e: SceneEntity) -> bool:
+    """Whether ``e`` is a state of being off the ground: ``mid-air``, ``mid-flight``, or
+    ``flight`` right after ``in`` (``a gull in flight``; ``a flight of stairs`` is a
+    thing)."""
+    head = e.head.lower()
+    if head in AIRBORNE_NOUNS:
+        return True
+    return head == "flight" and e.text.lower() == "flight" and bool(e.mentions) \
+        and e.mentions[0][0] > 0 and graph.tokens[e.mentions[0][0] - 1].lower() == "in"
+
+
+def _airborne_states(graph: SceneGraph) -> set[int]:
+    """The entities that name being off the ground (:func:`_airborne`); what is related to
+    one takes it as an attribute (``a frisbee captured in mid-flight``: the frisbee is
+    ``mid-flight``), as DiscoSG writes it."""
+    states = {i for i, e in enumerate(graph.entities) if _airborne(graph, e)}
+    for r in graph.relations:
+        if r.object in states and r.subject not in states:
+            word = graph.entities[r.object].head.lower()
+            if word != "flight":
+                attributes = graph.entities[r.subject].attributes
+                if word not in attributes:
+                    attributes.append(word)
+    return states
+
+
 def _depicted(graph: SceneGraph) -> SceneGraph:
-    """``graph`` without the entities whose head is abstract or a proper name, and their
-    relations."""
+    """``graph`` without the entities whose head is abstract or a proper name, or that
+    name being off the ground (:func:`_airborne_states`), and their relations."""
+    states = _airborne_states(graph)
     keep = [i for i, e in enumerate(graph.entities)
-            if not is_abstract(e.head) and not _proper_name(graph, e)]
+            if not is_abstract(e.head) and not _proper_name(graph, e) and i not in states]
     if len(keep) == len(graph.entities):
         return graph
     index = {i: k for k, i in enumerate(keep)}
@@ -535,7 +567,7 @@ def _depicted(graph: SceneGraph) -> SceneGraph:
     for d, e in enumerate(graph.entities):
         # an adjective a parse took for the object of a verb bridges the verb to the
         # preposition after it: `a sign standing tall on a pole` -> standing on
-        if d in index or not is_modifier(e.head):
+        if d in index or not (is_modifier(e.head) or d in states):
             continue
         into = [r for r in graph.relations if r.object == d and r.subject in index]
         out = [r for r in graph.relations if r.subject == d and r.object in index]

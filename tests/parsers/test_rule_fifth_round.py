@@ -1,0 +1,38 @@
+"""The fifth round of rules, for paragraph descriptions in scene mode (``rule``): see
+docs/parsers.md, "A fifth round"."""
+
+from __future__ import annotations
+
+import pytest
+
+# the fixture ``rule`` is that of conftest.py
+
+
+def _scene(rule, text):
+    graph = rule.parse(text, mode="scene")
+    heads = [e.head.lower() for e in graph.entities]
+    triples = {(heads[r.subject], r.text.lower(), heads[r.object]) for r in graph.relations}
+    attributes = {(heads[i], a.lower()) for i, e in enumerate(graph.entities)
+                  for a in e.attributes}
+    return heads, triples, attributes
+
+
+@pytest.mark.parametrize("text, state", [
+    ("A red kite is caught in mid-air. The boy holds the string.", "mid-air"),
+    ("The ball, bright and round, is frozen mid-flight by the photo.", "mid-flight"),
+    ("A parrot hovers in midair beside the feeder.", "midair"),
+])
+def test_airborne_state_is_an_attribute(rule, text, state):
+    heads, triples, attributes = _scene(rule, text)
+    assert state not in heads
+    assert not any(state in (s, o) for s, _, o in triples)
+    subject = {"mid-air": "kite", "mid-flight": "ball", "midair": "parrot"}[state]
+    assert (subject, state) in attributes
+
+
+def test_flight_after_in_is_no_thing(rule):
+    heads, triples, _ = _scene(rule, "A heron in flight hovers over the pond.")
+    assert "flight" not in heads
+    assert ("heron", "hovers over", "pond") in triples
+    heads, _, _ = _scene(rule, "A flight of stone steps leads up to the chapel.")
+    assert any(h in ("flight", "steps") for h in heads)
