@@ -57,10 +57,12 @@ from parsers.rule_chunking import (
     HARD,
     HEIGHT_ADVERBS,
     NP,
+    POSTURE_FORMS,
     PRON,
     REL,
     SOFT,
     THERE,
+    WATCH_NOUNS,
     Chunk,
 )
 from parsers.word_classes import CONJUNCTION_WORDS
@@ -583,6 +585,30 @@ def manner_of_relation(a: Attacher, c: Chunk, ci: int) -> bool:
         return False
     if ci + 1 < len(a.chunks) and a.word(a.chunks[ci + 1].start) in ("of", "to", "as"):
         return False  # "the way to the beach", "the same direction as the runners"
+    a.pending = None
+    return True
+
+
+def role_after_posture(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a lamp stands guard by the door``, ``a pine stood sentinel on the ridge``, ``an oak
+    standing as a silent witness to the years``: a watch kept, or what a standing or sitting
+    thing stands as, is its role, no thing: no entity and no relation, and a later relation
+    chains to the phrase before it."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or not p.verb or c.owner is not None \
+            or not c.head:
+        return False
+    words = [a.word(k) for k in range(p.start, p.end)]
+    if not words or words[0] not in POSTURE_FORMS:
+        return False
+    first = a.word(c.start)
+    if len(words) == 1 and c.end - c.start == 1 and first == "as":
+        p.end = c.end  # `stands as a silent sentinel`: `as` alone, its noun comes next
+        return True
+    if words[1:] == ["as"] or (len(words) == 1 and first == "as"):
+        pass  # `standing as silent spectators`
+    elif len(words) != 1 or c.end - c.start != 1 or first not in WATCH_NOUNS:
+        return False
     a.pending = None
     return True
 
@@ -1856,7 +1882,8 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
          colour_after_in,
-         absent_object, time_after_preposition, manner_of_relation, pronoun_object,
+         absent_object, time_after_preposition, manner_of_relation, role_after_posture,
+         pronoun_object,
          pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,
           verb_of_relative_without_pronoun, preposition_before_which, worn_with_on,

@@ -58,6 +58,16 @@ from parsers.lexicon import (
 from parsers.noun_classes import is_modifier
 from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
 
+#: verbs of standing or keeping still, whose bare noun of a watch says what the subject
+#: does there (``stands guard``), as does any noun after them and ``as`` (``stands as a
+#: silent sentinel``): no relation
+POSTURE_FORMS = frozenset(f"{stem}{end}" for stem, ends in (
+    ("stand", ("", "s", "ing")), ("stood", ("",)), ("sit", ("", "s")), ("sitting", ("",)),
+    ("sat", ("",)), ("keep", ("", "s", "ing")), ("kept", ("",)), ("remain", ("", "s", "ing")),
+    ("remained", ("",))) for end in ends)
+#: nouns of a watch kept (``stands guard``, ``keeps watch``, ``stood sentinel``)
+WATCH_NOUNS = frozenset({"guard", "sentinel", "sentry", "watch", "vigil"})
+
 __all__ = ["CHUNK_RULES", "COP", "CONJ", "HARD", "NP", "PRON", "REL", "SOFT", "THERE",
            "Chunk", "ChunkRule", "Chunker"]
 
@@ -408,7 +418,8 @@ class Chunker:
         if predicative:
             k += 1  # an adjective of the verb's subject: `a tower stands tall against`
         clause_end = k >= n or lw[k] in _CLAUSE_ENDS
-        before_object = clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS
+        before_object = clause_end or self.rel_trie.longest(lw, k) > k or lw[k] in DETERMINERS \
+            or (lw[i] in POSTURE_FORMS and lw[k] in WATCH_NOUNS)  # `a lamp stands guard`
         # where agreement rules the noun phrase out, a bare noun may follow as the object
         # (`two dogs chase balls`, `a boy flies kites`)
         bare_object = k < n and lw[k].isalpha() and lw[k] not in CONJUNCTION_WORDS \

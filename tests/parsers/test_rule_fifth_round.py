@@ -36,3 +36,23 @@ def test_flight_after_in_is_no_thing(rule):
     assert ("heron", "hovers over", "pond") in triples
     heads, _, _ = _scene(rule, "A flight of stone steps leads up to the chapel.")
     assert any(h in ("flight", "steps") for h in heads)
+
+
+@pytest.mark.parametrize("text, wanted, role", [
+    ("A tall lamp stands guard next to the sofa.", ("lamp", "next to", "sofa"), "guard"),
+    ("An old oak stands as a silent witness near the barn.", ("oak", "near", "barn"),
+     "witness"),
+    ("The poplars are covered in frost, standing as quiet onlookers to the parade.", None,
+     "onlookers"),
+])
+def test_role_after_posture_is_no_thing(rule, text, wanted, role):
+    heads, triples, _ = _scene(rule, text)
+    assert role not in heads
+    assert "as" not in heads
+    if wanted is not None:
+        assert wanted in triples
+
+
+def test_posture_with_a_place_keeps_its_relation(rule):
+    _, triples, _ = _scene(rule, "A guard stands by the gate. A cat sits on the mat.")
+    assert {("guard", "stands by", "gate"), ("cat", "sits on", "mat")} <= triples

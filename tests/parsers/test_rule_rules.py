@@ -121,6 +121,7 @@ EXAMPLES = {
     ("subject", "worn_over_worn"): "a man wearing a vest over a shirt",
     ("attach", "time_after_preposition"): "a lighthouse at night",
     ("attach", "manner_of_relation"): "two cows facing the same direction",
+    ("attach", "role_after_posture"): "a lamp stands guard by the door",
     ("subject", "subject_beside_on_ground"): "a cup on the floor near a chair",
     ("subject", "subject_after_formation"): "jars in a row on a shelf",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
