@@ -67,6 +67,9 @@ POSTURE_FORMS = frozenset(f"{stem}{end}" for stem, ends in (
     ("remained", ("",))) for end in ends)
 #: nouns of a watch kept (``stands guard``, ``keeps watch``, ``stood sentinel``)
 WATCH_NOUNS = frozenset({"guard", "sentinel", "sentry", "watch", "vigil"})
+#: possessive determiners, which open a noun phrase whose singular noun a verb in ``-s``
+#: may follow (``its hood gleams``)
+_POSSESSIVE_OPENERS = frozenset({"its", "his", "her", "their", "my", "our", "your"})
 
 __all__ = ["CHUNK_RULES", "COP", "CONJ", "HARD", "NP", "PRON", "REL", "SOFT", "THERE",
            "Chunk", "ChunkRule", "Chunker"]
@@ -433,9 +436,17 @@ class Chunker:
             opener = lw[self.np_start]
             # after `the` only before an adjective, which cannot follow a head noun
             # (`the tower stands tall in`; `the bus stops near` stays a noun phrase)
+            # after a possessive before a singular noun that opens a clause (`its hood
+            # gleams under`, `, its coat blends with`), and after `the` before an adverb
+            # of manner (`the tower rises proudly above`), as no compound noun is followed
+            # by one
+            singular = not prev.endswith("s") or prev.endswith("ss")
+            manner = k > i + 1 and lw[k - 1].endswith("ly")
             return (before_object or bare_object) and (
                 opener in _SINGULAR_DETERMINERS
-                or (predicative and opener in ("the", "this", "that"))) \
+                or (opener in _POSSESSIVE_OPENERS and singular
+                    and self.pk in (-1, SOFT, HARD, CONJ))
+                or ((predicative or manner) and opener in ("the", "this", "that"))) \
                 and self.np_det_end - self.np_start == 1 and "of" not in lw[self.np_start:i]
         plural = prev in _IRREGULAR_PLURALS or (
             prev.endswith("s") and not prev.endswith(("ss", "us", "is")))

@@ -56,3 +56,26 @@ def test_role_after_posture_is_no_thing(rule, text, wanted, role):
 def test_posture_with_a_place_keeps_its_relation(rule):
     _, triples, _ = _scene(rule, "A guard stands by the gate. A cat sits on the mat.")
     assert {("guard", "stands by", "gate"), ("cat", "sits on", "mat")} <= triples
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("A van waits by the curb. Its chrome bumper glints under the streetlight.",
+     ("bumper", "glints under", "streetlight")),
+    ("A horse grazes in the paddock, its chestnut mane blends with the hay.",
+     ("mane", "blends with", "hay")),
+    ("The lighthouse rises proudly above the cliffs.", ("lighthouse", "rises above", "cliffs")),
+])
+def test_verb_in_s_after_possessive_or_before_manner_adverb(rule, text, wanted):
+    heads, triples, _ = _scene(rule, text)
+    assert wanted in triples
+
+
+@pytest.mark.parametrize("text, phrase", [
+    # a compound noun after a possessive in an object stays one noun phrase
+    ("Two girls holding up their cell phones.", "their cell phones"),
+    # and `the` before a compound without an adverb of manner keeps it
+    ("The bus stops near the school are crowded.", "The bus stops"),
+])
+def test_compound_in_s_stays_a_noun(rule, text, phrase):
+    graph = rule.parse(text)
+    assert phrase in {e.text for e in graph.entities}
