@@ -552,12 +552,20 @@ def _airborne_states(graph: SceneGraph) -> set[int]:
     return states
 
 
+def _absent(e: SceneEntity) -> bool:
+    """Whether ``e`` is named only as not there: ``no`` opens its first mention (``there
+    are no clouds in the sky``, ``no other people``)."""
+    words = e.text.lower().split()
+    return len(words) > 1 and words[0] == "no"
+
+
 def _depicted(graph: SceneGraph) -> SceneGraph:
     """``graph`` without the entities whose head is abstract or a proper name, or that
     name being off the ground (:func:`_airborne_states`), and their relations."""
     states = _airborne_states(graph)
     keep = [i for i, e in enumerate(graph.entities)
-            if not is_abstract(e.head) and not _proper_name(graph, e) and i not in states]
+            if not is_abstract(e.head) and not _proper_name(graph, e) and i not in states
+            and not _absent(e)]
     if len(keep) == len(graph.entities):
         return graph
     index = {i: k for k, i in enumerate(keep)}

@@ -79,3 +79,14 @@ def test_verb_in_s_after_possessive_or_before_manner_adverb(rule, text, wanted):
 def test_compound_in_s_stays_a_noun(rule, text, phrase):
     graph = rule.parse(text)
     assert phrase in {e.text for e in graph.entities}
+
+
+def test_what_is_named_with_no_is_not_there(rule):
+    heads, triples, _ = _scene(
+        rule, "A kettle sits on the stove. There are no cups on the counter, and no other "
+              "dishes in the sink.")
+    assert "cups" not in heads and "dishes" not in heads
+    assert ("kettle", "sits on", "stove") in triples
+    heads, _, _ = _scene(rule, "No one is near the well. A bucket hangs from the rope.")
+    assert "bucket" in heads
+
