@@ -47,6 +47,7 @@ from parsers.lexicon import (
     POSITION_NOUNS,
     REGION_NOUNS,
     SURFACE_NOUNS,
+    VERB_FORMS,
     WEARER_NOUNS,
     lexicon_form,
 )
@@ -64,8 +65,9 @@ from parsers.rule_chunking import (
     THERE,
     WATCH_NOUNS,
     Chunk,
+    table_verb_class,
 )
-from parsers.word_classes import CONJUNCTION_WORDS
+from parsers.word_classes import CONJUNCTION_WORDS, VERB, WEAK
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
@@ -910,13 +912,27 @@ def _object_of_modifier(a: Attacher) -> bool:
             and not (r.start > 0 and a.word(r.start - 1) in COPULAS))
 
 
+def _finite_verb_after(a: Attacher, ci: int) -> bool:
+    """Whether the relation phrase after the singular noun phrase ``ci`` opens with a verb
+    in ``-s`` that agrees with it (``... and a dog runs along the sand``): that phrase is
+    the subject of a clause of its own, not one more object of the relation before."""
+    if a.next_kind(ci) != REL:
+        return False
+    c, r = a.chunks[ci], a.chunks[ci + 1]
+    head, verb = a.word(c.end - 1), a.word(r.start)
+    if head.endswith("s") and not head.endswith("ss"):
+        return False
+    return verb.endswith("s") and not verb.endswith("ss") and len(verb) > 3 \
+        and (verb in VERB_FORMS or table_verb_class(verb) in (VERB, WEAK))
+
+
 def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     """``... and a cup is on the table``: ``and`` and a noun phrase before a copula start a
     new clause, linked to the root by an ``and`` relation; not after the object of ``with``
     or of a participle of the clause's subject (``a cup with a lid and a straw is on the
     table``: the straw is another object, the cup is on the table)."""
-    if _after_conjunction(a) and a.next_kind(ci) == COP and not _object_of_modifier(a) \
-            and not _subjects_so_far(a):
+    if _after_conjunction(a) and (a.next_kind(ci) == COP or _finite_verb_after(a, ci)) \
+            and not _object_of_modifier(a) and not _subjects_so_far(a):
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.clause_subj = e
         a.ctx_subj = -1

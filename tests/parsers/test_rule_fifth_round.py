@@ -90,3 +90,14 @@ def test_what_is_named_with_no_is_not_there(rule):
     heads, _, _ = _scene(rule, "No one is near the well. A bucket hangs from the rope.")
     assert "bucket" in heads
 
+
+@pytest.mark.parametrize("text", [
+    "A goat rests on the hay, and a lamb sleeps beside the fence.",
+    "A goat rests on the hay while a lamb sleeps beside the fence.",
+    "Nobody is on the porch, but a lamb sleeps beside the fence.",
+])
+def test_noun_phrase_before_its_own_verb_opens_a_clause(rule, triples_of, text):
+    got = triples_of(rule.parse(text))
+    assert ("lamb", "sleeps beside", "fence") in got
+    # only the link of the two clauses reaches the lamb, no relation of the first one
+    assert not any(o == "lamb" and r not in ("and", "while", "but", "") for _, r, o in got)
