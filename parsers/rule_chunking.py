@@ -436,16 +436,20 @@ class Chunker:
             opener = lw[self.np_start]
             # after `the` only before an adjective, which cannot follow a head noun
             # (`the tower stands tall in`; `the bus stops near` stays a noun phrase)
-            # after a possessive before a singular noun that opens a clause (`its hood
-            # gleams under`, `, its coat blends with`), and after `the` before an adverb
+            # after a possessive (or `X's`) before a singular noun that opens a clause
+            # (`its hood gleams under`, `, its coat blends with`), and after `the` before an adverb
             # of manner (`the tower rises proudly above`), as no compound noun is followed
             # by one
             singular = not prev.endswith("s") or prev.endswith("ss")
             manner = k > i + 1 and lw[k - 1].endswith("ly")
+            opens_clause = self.pk in (-1, SOFT, HARD, CONJ)
+            if (before_object or bare_object) and singular and opens_clause \
+                    and any(is_possessive(lw[k]) for k in range(self.np_start, i - 1)) \
+                    and "of" not in lw[self.np_start:i]:
+                return True  # `the dog's coat shines in`, `the cliff's edge drops .`
             return (before_object or bare_object) and (
                 opener in _SINGULAR_DETERMINERS
-                or (opener in _POSSESSIVE_OPENERS and singular
-                    and self.pk in (-1, SOFT, HARD, CONJ))
+                or (opener in _POSSESSIVE_OPENERS and singular and opens_clause)
                 or ((predicative or manner) and opener in ("the", "this", "that"))) \
                 and self.np_det_end - self.np_start == 1 and "of" not in lw[self.np_start:i]
         plural = prev in _IRREGULAR_PLURALS or (

@@ -101,3 +101,12 @@ def test_noun_phrase_before_its_own_verb_opens_a_clause(rule, triples_of, text):
     assert ("lamb", "sleeps beside", "fence") in got
     # only the link of the two clauses reaches the lamb, no relation of the first one
     assert not any(o == "lamb" and r not in ("and", "while", "but", "") for _, r, o in got)
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("The van's bumper glints under the streetlight.", ("bumper", "glints under", "streetlight")),
+    ("The tower's spire rises above the roofs.", ("spire", "rises above", "roofs")),
+])
+def test_verb_in_s_after_a_possessors_noun(rule, text, wanted):
+    _, triples, _ = _scene(rule, text)
+    assert wanted in triples
