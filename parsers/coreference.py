@@ -23,7 +23,7 @@ from parsers.lexicon import (
     WEARER_NOUNS,
     lexicon_form,
 )
-from parsers.noun_classes import is_abstract, is_modifier
+from parsers.noun_classes import DEPICTION_NOUNS, is_abstract, is_modifier
 from parsers.paragraph import (
     JOINERS,
     fronted_place,
@@ -559,10 +559,35 @@ def _absent(e: SceneEntity) -> bool:
     return len(words) > 1 and words[0] == "no"
 
 
+#: nouns of a part of a whole's extent: of the picture they are regions of it (``the left
+#: side of the image``, ``the top edge of the frame``)
+EXTENT_NOUNS = frozenset({"side", "sides", "edge", "edges", "top", "bottom", "half", "end",
+                          "part", "portion", "section", "area", "quadrant", "third"})
+
+
+def _regions_of_picture(graph: SceneGraph) -> set[int]:
+    """The entities that name a part of the picture's extent (:data:`EXTENT_NOUNS` before
+    ``of`` and the picture: ``She faces the left side of the image``): regions of the
+    picture, where a thing is, no thing; a side of a thing (``the side of the bus``) stays
+    one."""
+    tokens, out = graph.tokens, set()
+    for i, e in enumerate(graph.entities):
+        if e.head.lower() not in EXTENT_NOUNS or not e.mentions:
+            continue
+        k = e.mentions[0][1]
+        if k + 1 < len(tokens) and tokens[k].lower() == "of":
+            k += 1
+            while k < len(tokens) and tokens[k].lower() in ("the", "this", "that", "its"):
+                k += 1
+            if k < len(tokens) and tokens[k].lower() in DEPICTION_NOUNS:
+                out.add(i)
+    return out
+
+
 def _depicted(graph: SceneGraph) -> SceneGraph:
     """``graph`` without the entities whose head is abstract or a proper name, or that
     name being off the ground (:func:`_airborne_states`), and their relations."""
-    states = _airborne_states(graph)
+    states = _airborne_states(graph) | _regions_of_picture(graph)
     keep = [i for i, e in enumerate(graph.entities)
             if not is_abstract(e.head) and not _proper_name(graph, e) and i not in states
             and not _absent(e)]

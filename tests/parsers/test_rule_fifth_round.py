@@ -110,3 +110,10 @@ def test_noun_phrase_before_its_own_verb_opens_a_clause(rule, triples_of, text):
 def test_verb_in_s_after_a_possessors_noun(rule, text, wanted):
     _, triples, _ = _scene(rule, text)
     assert wanted in triples
+
+
+def test_side_of_the_picture_is_a_region(rule):
+    heads, triples, _ = _scene(rule, "A heron looks toward the left side of the photo.")
+    assert "side" not in heads
+    heads, triples, _ = _scene(rule, "A sticker is on the side of the van.")
+    assert "van" in heads and any(o == "van" for _, _, o in triples)
