@@ -290,13 +290,43 @@ def _participles_of_things(scene: _Scene, g: LanguageGraph, relations: list[Rela
     return out
 
 
+#: phrases that add a thing to the one before as ``and`` does (``a shirt along with a
+#: hat``, ``a jacket paired with jeans``)
+ADDING_PHRASES = frozenset({"along with", "together with", "paired with", "as well as",
+                            "coupled with"})
+
+
+def _added_conjunct(g: LanguageGraph, relations: list[Relation], r: Relation) -> Relation:
+    """``r`` (A ``along with`` B) as the relation B shares with the thing before it: A's
+    latest relation before ``r`` (``wearing a shirt along with a hat``: the hat is worn), or
+    the relation to A (``adorned with bows , along with ribbons``); else no relation (``a
+    snowbank , along with trees``)."""
+    before = [q for q in relations if q.subject == r.subject and q is not r
+              and q.text.lower() not in ADDING_PHRASES and q.text.lower() not in JOINERS
+              and q.text and g.entities[q.object].span[1] <= r.span[0]
+              and not is_abstract(g.entities[q.object].head)]
+    if before:
+        q = max(before, key=lambda q: g.entities[q.object].span[1])
+        return Relation(subject=r.subject, object=r.object, text=q.text,
+                        span=(r.span[0], r.span[0]))
+    into = [q for q in relations if q.object == r.subject and q is not r
+            and q.text.lower() not in ADDING_PHRASES and q.text.lower() not in JOINERS
+            and q.text]
+    if into:
+        return Relation(subject=into[0].subject, object=r.object, text=into[0].text,
+                        span=(r.span[0], r.span[0]))
+    return Relation(subject=r.subject, object=r.object, text="", span=r.span)
+
+
 def _shared_by_conjuncts(g: LanguageGraph, relations: list[Relation]) -> list[Relation]:
     """``relations`` with each ``and`` from A to B that follows A's relation to the conjunct
     right before the ``and`` made that relation (``a boy in a shirt and jeans``: the boy
     wears the jeans too)."""
     out = []
     for r in relations:
-        if r.text.lower() in JOINERS:
+        if r.text.lower() in ADDING_PHRASES:
+            r = _added_conjunct(g, relations, r)
+        elif r.text.lower() in JOINERS:
             before = [q for q in relations if q.subject == r.subject and q is not r
                       and q.text.lower() and q.text.lower() not in JOINERS
                       and g.entities[q.object].span[1] == r.span[0]]

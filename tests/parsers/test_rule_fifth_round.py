@@ -117,3 +117,20 @@ def test_side_of_the_picture_is_a_region(rule):
     assert "side" not in heads
     heads, triples, _ = _scene(rule, "A sticker is on the side of the van.")
     assert "van" in heads and any(o == "van" for _, _, o in triples)
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("The clown is wearing a baggy coat along with a tiny hat.", ("clown", "wearing", "hat")),
+    ("A man wears a linen shirt paired with grey shorts.", ("man", "wears", "shorts")),
+    ("The carts are decorated with bells, along with paper flags.",
+     ("flags", "decorate", "carts")),
+])
+def test_along_with_adds_a_conjunct(rule, text, wanted):
+    _, triples, _ = _scene(rule, text)
+    assert wanted in triples
+    assert not any(r in ("along with", "paired with") for _, r, _ in triples)
+
+
+def test_along_with_after_nothing_relates_nothing(rule):
+    _, triples, _ = _scene(rule, "A tall haystack can be seen, along with two barns.")
+    assert not any(o == "barns" for _, _, o in triples)
