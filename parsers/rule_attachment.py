@@ -1100,7 +1100,7 @@ def subject_after_sentence_initial_relation(a: Attacher, e: int, ci: int) -> boo
     or ``there is``) is the subject of the sentence-initial relation, and the root."""
     f = a.fronted
     if f is not None and not a.fronted_resolved and a.prev in (COP, SOFT, THERE):
-        a.builder.add_relation(e, f[0], f[1], f[2])
+        a.relate(e, f[0], f[1], f[2])  # its conventions: `Clad in a coat , a man ...`: wearing
         a.fronted_resolved = True
         a.root = e
         a.clause_subj = e

@@ -134,3 +134,14 @@ def test_along_with_adds_a_conjunct(rule, text, wanted):
 def test_along_with_after_nothing_relates_nothing(rule):
     _, triples, _ = _scene(rule, "A tall haystack can be seen, along with two barns.")
     assert not any(o == "barns" for _, _, o in triples)
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("Clad in a yellow raincoat, the fisherman stands on the pier.",
+     ("fisherman", "wearing", "raincoat")),
+    ("Dressed in a red tracksuit, the runner is crouched at the line.",
+     ("runner", "wearing", "tracksuit")),
+])
+def test_fronted_participle_follows_the_conventions(rule, text, wanted):
+    _, triples, _ = _scene(rule, text)
+    assert wanted in triples
