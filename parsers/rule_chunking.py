@@ -443,6 +443,10 @@ class Chunker:
             singular = not prev.endswith("s") or prev.endswith("ss")
             manner = k > i + 1 and lw[k - 1].endswith("ly")
             opens_clause = self.pk in (-1, SOFT, HARD, CONJ)
+            if before_object and not clause_end and prev.endswith("s") \
+                    and not prev.endswith(("ss", "us", "is")) and self.pk == REL \
+                    and self.chunks and self.lw[self.chunks[-1].start] == "with":
+                return True  # `a shelf with various items adds to`: no plural agrees
             if (before_object or bare_object) and singular and opens_clause \
                     and any(is_possessive(lw[k]) for k in range(self.np_start, i - 1)) \
                     and "of" not in lw[self.np_start:i]:

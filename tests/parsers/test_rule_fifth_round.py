@@ -145,3 +145,9 @@ def test_along_with_after_nothing_relates_nothing(rule):
 def test_fronted_participle_follows_the_conventions(rule, text, wanted):
     _, triples, _ = _scene(rule, text)
     assert wanted in triples
+
+
+def test_verb_in_s_after_a_plural_object_of_with(rule):
+    _, triples, _ = _scene(rule, "A cart with wooden crates leans against the wall.")
+    assert ("cart", "leans against", "wall") in triples
+    assert not any("leans" in (s, o) for s, _, o in triples)
