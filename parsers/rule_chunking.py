@@ -438,10 +438,11 @@ class Chunker:
             # (`the tower stands tall in`; `the bus stops near` stays a noun phrase)
             # after a possessive (or `X's`) before a singular noun that opens a clause
             # (`its hood gleams under`, `, its coat blends with`), and after `the` before an adverb
-            # of manner (`the tower rises proudly above`), as no compound noun is followed
-            # by one
+            # of manner (`the tower rises proudly above`) or `as` and a determiner (`the
+            # deck serves as a`), as no compound noun is followed by either
             singular = not prev.endswith("s") or prev.endswith("ss")
-            manner = k > i + 1 and lw[k - 1].endswith("ly")
+            manner = (k > i + 1 and lw[k - 1].endswith("ly")) or (
+                i + 2 < n and lw[i + 1] == "as" and lw[i + 2] in DETERMINERS)  # `serves as a`
             opens_clause = self.pk in (-1, SOFT, HARD, CONJ)
             if before_object and not clause_end and prev.endswith("s") \
                     and not prev.endswith(("ss", "us", "is")) and self.pk == REL \

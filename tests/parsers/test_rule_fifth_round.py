@@ -151,3 +151,9 @@ def test_verb_in_s_after_a_plural_object_of_with(rule):
     _, triples, _ = _scene(rule, "A cart with wooden crates leans against the wall.")
     assert ("cart", "leans against", "wall") in triples
     assert not any("leans" in (s, o) for s, _, o in triples)
+
+
+def test_verb_in_s_after_the_before_as(rule):
+    heads, triples, _ = _scene(rule, "The old mill stands as a landmark near the river.")
+    assert "stands" not in heads and "landmark" not in heads
+    assert ("mill", "near", "river") in triples
