@@ -360,11 +360,26 @@ def _uninverted(g: LanguageGraph) -> tuple[list[Relation], bool]:
     return out, True
 
 
+#: the last words of a relation of looking or moving toward the viewer, or away from it
+_TOWARD_WORDS = frozenset({"at", "into", "toward", "towards", "from", "for", "to", "facing",
+                           "faces", "face", "meeting", "meets", "onto", "by"})
+
+
+def _toward_the_camera(words: list[str], obj_text: str) -> bool:
+    """Whether the relation ``words`` turns its subject to, or away from, the camera that
+    took the picture (``looks straight at the camera``, ``walks away from the camera``,
+    ``faces the camera``, ``captured by the camera``): that camera is the viewer, not a
+    thing in the picture (``a camera on a tripod``, ``in front of a camera`` stay)."""
+    return obj_text.lower() == "the camera" and bool(words) and words[-1] in _TOWARD_WORDS
+
+
 def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,
                             mapped: dict[int, int], offset: int) -> None:
     """Add a relation of a sentence as a paragraph's scene graph writes it
     (:func:`parsers.paragraph.paragraph_relation`)."""
     subject, obj = mapped[r.subject], mapped[r.object]
+    if _toward_the_camera(r.text.lower().split(), g.entities[r.object].text):
+        return  # `looks straight at the camera`: the picture's own camera, its viewer
     if r.text.lower() == "has" and r.span[0] < len(g.tokens) \
             and g.tokens[r.span[0]].lower() == "of" \
             and not any(lexicon_form(_last_word(scene.entities[obj].head), words)

@@ -157,3 +157,20 @@ def test_verb_in_s_after_the_before_as(rule):
     heads, triples, _ = _scene(rule, "The old mill stands as a landmark near the river.")
     assert "stands" not in heads and "landmark" not in heads
     assert ("mill", "near", "river") in triples
+
+
+@pytest.mark.parametrize("text", [
+    "A toddler grins straight at the camera.",
+    "The pony trots away from the camera.",
+    "An old sailor faces the camera.",
+])
+def test_the_camera_looked_at_is_the_viewer(rule, text):
+    _, triples, _ = _scene(rule, text)
+    assert not any(o == "camera" for _, _, o in triples)
+
+
+def test_a_camera_in_the_picture_stays(rule):
+    _, triples, _ = _scene(rule, "A reporter stands in front of the camera. The camera rests "
+                                 "on a tripod.")
+    assert ("reporter", "stands in front of", "camera") in triples
+    assert ("camera", "rests on", "tripod") in triples
