@@ -20,9 +20,10 @@ A noun lemma is abstract when the sense-tagged counts of WordNet (SemCor,
 ``noun.quantity``, ``noun.relation``, ``noun.state``, ``noun.time``) are at least those of
 its senses filed under concrete ones (artifacts, animals, people, plants, bodies, food,
 objects, substances, places, groups, shapes, phenomena); the top-level senses
-(``noun.Tops``: ``person``, ``object``) count for neither.  Three closed lists correct the
-counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer, and
-:data:`REGION_NOUNS`, regions of the picture (``the foreground``, ``the left``), are abstract
+(``noun.Tops``: ``person``, ``object``) count for neither.  Four closed lists correct the
+counts for pictures: :data:`DEPICTION_NOUNS`, the picture and its viewer,
+:data:`REGION_NOUNS`, regions of the picture (``the foreground``, ``the left``), and
+:data:`FELT_NOUNS`, moving air (``the breeze``, ``the wind``), are abstract
 (``image`` is mostly a mental image in WordNet, ``photo`` an artifact); :data:`VISIBLE_NOUNS`,
 writing and marks one can see, the planes of a picture and visible effects of light and
 water, are not (``sign`` and ``shadow`` are mostly a communication and a state there).
@@ -41,8 +42,8 @@ from pathlib import Path
 
 from parsers.word_classes import VERB, is_adverb, verb_class, wrap_words
 
-__all__ = ["DEPICTION_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS", "is_abstract",
-           "is_modifier", "is_unseen_verb", "noun_base", "build_table"]
+__all__ = ["DEPICTION_NOUNS", "FELT_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS",
+           "is_abstract", "is_modifier", "is_unseen_verb", "noun_base", "build_table"]
 
 #: the picture itself and whoever looks at it: never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
@@ -57,6 +58,10 @@ REGION_NOUNS: frozenset[str] = frozenset({
     "foreground", "forefront", "left", "right", "center", "centre", "middle", "distance",
     "midst", "backdrop", "surroundings", "setting", "corner",
 })
+
+#: moving air one feels but does not see (``leaves rustling in the breeze``, ``a flag in
+#: the wind``, ``birds gliding through the air``): no thing of the picture
+FELT_NOUNS: frozenset[str] = frozenset({"breeze", "wind", "gust", "draft", "draught", "air"})
 
 #: things one sees although WordNet files their commonest senses as abstract
 VISIBLE_NOUNS: frozenset[str] = frozenset({
@@ -116,7 +121,8 @@ def _load() -> frozenset[str]:
         _table = frozenset(ABSTRACT_NOUNS.split())
         _parts = OWNED_PART_NOUNS
         _modifiers = frozenset(MODIFIER_WORDS.split()) - OWNED_PART_NOUNS
-        _known = _table | _modifiers | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS
+        _known = _table | _modifiers | DEPICTION_NOUNS | REGION_NOUNS | VISIBLE_NOUNS \
+            | FELT_NOUNS
     return _table
 
 
@@ -168,7 +174,8 @@ def is_abstract(word: str) -> bool:
     base = _plurals.get(w) or noun_base(w, _known)
     if base in VISIBLE_NOUNS:
         return False
-    return base in DEPICTION_NOUNS or base in REGION_NOUNS or base in table \
+    return base in DEPICTION_NOUNS or base in REGION_NOUNS or base in FELT_NOUNS \
+        or base in table \
         or w in _modifiers or verb_class(w) == VERB or (is_adverb(w) and w not in _parts)
 
 

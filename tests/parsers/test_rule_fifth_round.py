@@ -174,3 +174,10 @@ def test_a_camera_in_the_picture_stays(rule):
                                  "on a tripod.")
     assert ("reporter", "stands in front of", "camera") in triples
     assert ("camera", "rests on", "tripod") in triples
+
+
+def test_moving_air_is_no_thing(rule):
+    heads, triples, _ = _scene(rule, "A red kite flutters in the wind. Reeds sway in the "
+                                     "breeze beside the pond.")
+    assert "wind" not in heads and "breeze" not in heads
+    assert "kite" in heads and "reeds" in heads
