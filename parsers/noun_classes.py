@@ -48,7 +48,7 @@ __all__ = ["DEPICTION_NOUNS", "FELT_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "V
 #: the picture itself and whoever looks at it: never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
     "image", "photo", "photograph", "snapshot", "shot", "scene", "viewer", "onlooker",
-    "composition", "frame", "you", "we", "us",
+    "composition", "frame", "you", "we", "us", "i", "me",
 })
 
 #: regions of the picture (``in the foreground``, ``on the left``, ``in the distance``,

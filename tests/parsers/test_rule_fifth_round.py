@@ -181,3 +181,9 @@ def test_moving_air_is_no_thing(rule):
                                      "breeze beside the pond.")
     assert "wind" not in heads and "breeze" not in heads
     assert "kite" in heads and "reeds" in heads
+
+
+def test_the_writer_is_no_thing(rule):
+    heads, triples, _ = _scene(rule, "A canoe rests on the bank. I see no paddle in it.")
+    assert "i" not in heads and "I" not in heads
+    assert ("canoe", "rests on", "bank") in triples
