@@ -579,7 +579,7 @@ ATTRIBUTE_WORDS: frozenset[str] = frozenset({
     "hot", "cold", "fresh", "ripe", "sliced", "broken", "cloudy", "sunny", "leafy", "bare",
     "tiled", "lit", "parked", "standing", "sitting", "smiling", "happy", "cute", "pretty",
     "ugly", "beautiful", "fluffy", "soft", "hard", "heavy", "busy", "calm", "other", "same",
-    "left", "right", "top", "bottom", "front", "back", "middle", "upper", "lower", "far",
+    "left", "right", "top", "bottom", "front", "back", "hind", "middle", "upper", "lower", "far",
     "near", "nearest", "closest", "farthest", "first", "second", "third", "last", "only",
     "single", "double", "many", "several", "few", "one", "two", "three", "four", "five", "six",
     "seven", "eight", "nine", "ten",

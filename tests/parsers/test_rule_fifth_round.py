@@ -187,3 +187,9 @@ def test_the_writer_is_no_thing(rule):
     heads, triples, _ = _scene(rule, "A canoe rests on the bank. I see no paddle in it.")
     assert "i" not in heads and "I" not in heads
     assert ("canoe", "rests on", "bank") in triples
+
+
+def test_hind_is_an_attribute(rule):
+    heads, triples, _ = _scene(rule, "A goat stands on its hind legs.")
+    assert "hind" not in heads
+    assert ("goat", "has", "legs") in triples
