@@ -45,18 +45,20 @@ from parsers.word_classes import VERB, is_adverb, verb_class, wrap_words
 __all__ = ["DEPICTION_NOUNS", "FELT_NOUNS", "FUNCTION_WORDS", "REGION_NOUNS", "VISIBLE_NOUNS",
            "is_abstract", "is_modifier", "is_unseen_verb", "noun_base", "build_table"]
 
-#: the picture itself and whoever looks at it: never an entity of the scene
+#: the picture itself, whoever looks at it or wrote it and the angle it is seen from (``taken
+#: from a low angle``): never an entity of the scene
 DEPICTION_NOUNS: frozenset[str] = frozenset({
     "image", "photo", "photograph", "snapshot", "shot", "scene", "viewer", "onlooker",
-    "composition", "frame", "you", "we", "us", "i", "me",
+    "composition", "frame", "you", "we", "us", "i", "me", "angle", "vantage",
 })
 
 #: regions of the picture (``in the foreground``, ``on the left``, ``in the distance``,
-#: ``against the backdrop``): where a thing is, not a thing.  ``background`` is not one of
+#: ``against the backdrop``) and the world around it (``reflecting the world outside``):
+#: where a thing is, not a thing.  ``background`` is not one of
 #: them: scene graphs of paragraphs place things in it (``( trees , in , background )``)
 REGION_NOUNS: frozenset[str] = frozenset({
     "foreground", "forefront", "left", "right", "center", "centre", "middle", "distance",
-    "midst", "backdrop", "surroundings", "setting", "corner",
+    "midst", "backdrop", "surroundings", "setting", "corner", "world",
 })
 
 #: moving air one feels but does not see (``leaves rustling in the breeze``, ``a flag in

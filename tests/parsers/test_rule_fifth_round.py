@@ -193,3 +193,10 @@ def test_hind_is_an_attribute(rule):
     heads, triples, _ = _scene(rule, "A goat stands on its hind legs.")
     assert "hind" not in heads
     assert ("goat", "has", "legs") in triples
+
+
+def test_the_angle_and_the_world_are_no_things(rule):
+    heads, triples, _ = _scene(rule, "The photo is taken from a low angle, looking up at a "
+                                     "lighthouse. Its windows reflect the world outside.")
+    assert "angle" not in heads and "world" not in heads
+    assert "lighthouse" in heads
