@@ -72,7 +72,8 @@ __all__ = ["DECORATING_VERBS", "HAVE_WORDS", "HAVING_VERBS", "SCATTERING_VERBS",
 FRONTED_PREPOSITIONS = frozenset({
     "in", "on", "at", "near", "behind", "beside", "beneath", "below", "under", "above",
     "across", "along", "against", "among", "amidst", "amid", "beyond", "inside", "outside",
-    "atop", "by", "within", "around", "over", "to",
+    "atop", "by", "within", "around", "over", "to", "next", "alongside", "underneath",
+    "opposite",
 })
 #: words that join coordinated things (``a poster and a lamp``)
 JOINERS = frozenset({"and", ",", "&"})
@@ -275,8 +276,8 @@ def fronted_place(tokens: Sequence[str], spans: Sequence[tuple[int, int]],
         return None
     first = min(before, key=lambda i: spans[i][0])
     words = [w for w in lw[:spans[first][0]] if w not in ("a", "an", "the")]
-    if any(not w.isalpha() for w in words) or len(words) > 3:
-        return None
+    if any(not w.isalpha() for w in words) or (len(words) > 3 and side_phrase(words) is None):
+        return None  # `On the left side of the road , ...` is as short as `Behind the shed`
     preposition = " ".join(words) if spans[first][0] < comma else lw[0]
     if first != place:
         preposition = lw[0]

@@ -200,3 +200,14 @@ def test_the_angle_and_the_world_are_no_things(rule):
                                      "lighthouse. Its windows reflect the world outside.")
     assert "angle" not in heads and "world" not in heads
     assert "lighthouse" in heads
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("On the left side of the lane, there are hedges and birches.",
+     {("hedges", "at the left of", "lane"), ("birches", "at the left of", "lane")}),
+    ("Next to the stove, a kettle and a teapot wait.",
+     {("kettle", "next to", "stove"), ("teapot", "next to", "stove")}),
+])
+def test_fronted_side_phrase_places_every_subject(rule, text, wanted):
+    _, triples, _ = _scene(rule, text)
+    assert wanted <= triples
