@@ -111,6 +111,18 @@ COMPOSITION_VERB_FORMS = frozenset(
         ("includ", ("e", "es", "ed", "ing")))
     for end in ends)
 
+#: verbs of giving back light or of stirring in place (``gleams under the light``, ``sway
+#: gently under the sky``): how a thing looks where it is, so only the preposition relates
+SHIMMER_VERB_FORMS = frozenset(
+    f"{stem}{end}" for stem, ends in (
+        ("gleam", ("", "s", "ed", "ing")), ("glisten", ("", "s", "ed", "ing")),
+        ("shimmer", ("", "s", "ed", "ing")), ("sparkl", ("e", "es", "ed", "ing")),
+        ("shin", ("e", "es", "ing")), ("shone", ("",)), ("glint", ("", "s", "ed", "ing")),
+        ("glow", ("", "s", "ed", "ing")), ("bask", ("", "s", "ed", "ing")),
+        ("rustl", ("e", "es", "ed", "ing")), ("flutter", ("", "s", "ed", "ing")),
+        ("sway", ("", "s", "ed", "ing")))
+    for end in ends)
+
 #: places that hold what they are ``with`` or ``feature``: ``the background features a
 #: wall``, ``a sky with clouds``: ``( wall , in , background )``, ``( clouds , in , sky )``
 ENCLOSING_PLACES = frozenset({
@@ -208,6 +220,9 @@ def paragraph_relation(words: Sequence[str], subject: str,
                 or lexicon_form(_last(obj), WORN_WITH_NOUNS)):
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
+    if core[0] in SHIMMER_VERB_FORMS and len(core) > 1:
+        rest = core[1:]
+        return paragraph_relation(rest, subject, obj) or (" ".join(rest), False)
     if is_unseen_verb(core[0]) or core[0] in COMPOSITION_VERB_FORMS \
             or (len(core) == 2 and core[1] == "as"):
         return "", False
