@@ -123,6 +123,10 @@ SHIMMER_VERB_FORMS = frozenset(
         ("sway", ("", "s", "ed", "ing")))
     for end in ends)
 
+_STAND_FORMS = frozenset({"stand", "stands", "standing", "stood"})
+#: prepositions of place after ``stands out``
+_OUT_PLACES = frozenset({"against", "among", "amidst", "amid", "in", "on"})
+
 #: places that hold what they are ``with`` or ``feature``: ``the background features a
 #: wall``, ``a sky with clouds``: ``( wall , in , background )``, ``( clouds , in , sky )``
 ENCLOSING_PLACES = frozenset({
@@ -220,6 +224,11 @@ def paragraph_relation(words: Sequence[str], subject: str,
                 or lexicon_form(_last(obj), WORN_WITH_NOUNS)):
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
+    if len(core) > 2 and core[0] in _STAND_FORMS and core[1] == "out" \
+            and core[2] in _OUT_PLACES:
+        # `stands out against the wall`: being seen is no relation, standing against it is
+        rest = [core[0], *core[2:]]
+        return paragraph_relation(rest, subject, obj) or (" ".join(rest), False)
     if core[0] in SHIMMER_VERB_FORMS and len(core) > 1:
         rest = core[1:]
         return paragraph_relation(rest, subject, obj) or (" ".join(rest), False)

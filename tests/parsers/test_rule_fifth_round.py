@@ -221,3 +221,8 @@ def test_fronted_side_phrase_places_every_subject(rule, text, wanted):
 def test_shimmering_keeps_the_preposition(rule, text, wanted):
     _, triples, _ = _scene(rule, text)
     assert wanted in triples
+
+
+def test_standing_out_against_is_standing_against(rule):
+    _, triples, _ = _scene(rule, "A yellow door stands out against the brick wall.")
+    assert ("door", "stands against", "wall") in triples
