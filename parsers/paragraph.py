@@ -225,9 +225,10 @@ def paragraph_relation(words: Sequence[str], subject: str,
             return _WEAR, False
         return DECORATING_VERBS[core[0]], True
     if len(core) > 2 and core[0] in _STAND_FORMS and core[1] == "out" \
-            and core[2] in _OUT_PLACES:
-        # `stands out against the wall`: being seen is no relation, standing against it is
-        rest = [core[0], *core[2:]]
+            and (core[2] in _OUT_PLACES or core[2:] == ["with"]):
+        # `stands out against the wall`: being seen is no relation, standing against it is;
+        # `stands out with its red roof`: it has the roof
+        rest = core[2:] if core[2] == "with" else [core[0], *core[2:]]
         return paragraph_relation(rest, subject, obj) or (" ".join(rest), False)
     if core[0] in SHIMMER_VERB_FORMS and len(core) > 1:
         rest = core[1:]

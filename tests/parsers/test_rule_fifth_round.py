@@ -226,3 +226,10 @@ def test_shimmering_keeps_the_preposition(rule, text, wanted):
 def test_standing_out_against_is_standing_against(rule):
     _, triples, _ = _scene(rule, "A yellow door stands out against the brick wall.")
     assert ("door", "stands against", "wall") in triples
+
+
+def test_standing_out_with_is_having(rule):
+    _, triples, _ = _scene(rule, "A small chapel stands out with its blue dome.")
+    assert ("chapel", "has", "dome") in triples
+    _, triples, _ = _scene(rule, "A drummer stands out with a purple jacket.")
+    assert ("drummer", "wearing", "jacket") in triples
