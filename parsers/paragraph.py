@@ -140,6 +140,12 @@ ENCLOSING_PLACES = frozenset({
 SCATTERING_VERBS = frozenset({"dotted", "speckled", "sprinkled", "strewn", "peppered",
                               "spotted", "littered"})
 
+#: active forms of the verbs of scattering: ``X dotting Y`` is ``( X , in , Y )`` (``boats
+#: dot the harbor``)
+SCATTERING_ACTIVE_FORMS = frozenset({
+    "dot", "dots", "dotting", "speckle", "speckles", "speckling", "litter", "litters",
+    "littering", "pepper", "peppers", "peppering", "stud", "studs", "studding"})
+
 #: participles of being fitted or filled with something: ``X equipped with Y`` is ``( X ,
 #: has , Y )``
 HAVING_VERBS = frozenset({"equipped", "fitted", "teeming", "characterized", "characterised",
@@ -213,6 +219,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
         return _HAS, False
     if len(core) == 2 and core[1] == "with" and core[0] in SCATTERING_VERBS:
         return "in", True
+    if len(core) == 1 and core[0] in SCATTERING_ACTIVE_FORMS:
+        return "in", False  # `a few clouds dotting the sky`: the clouds are in it
     if len(core) == 2 and core[1] in ("with", "by") and core[0] in HAVING_VERBS:
         return _HAS, False
     if len(core) == 2 and core[1] in ("with", "in", "by") and core[0] in DECORATING_VERBS:

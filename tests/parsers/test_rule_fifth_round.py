@@ -233,3 +233,8 @@ def test_standing_out_with_is_having(rule):
     assert ("chapel", "has", "dome") in triples
     _, triples, _ = _scene(rule, "A drummer stands out with a purple jacket.")
     assert ("drummer", "wearing", "jacket") in triples
+
+
+def test_what_dots_a_place_is_in_it(rule):
+    _, triples, _ = _scene(rule, "A few sailboats are dotting the water.")
+    assert ("sailboats", "in", "water") in triples
