@@ -55,6 +55,7 @@ from parsers.lexicon import (
     SURFACE_NOUNS,
     WORN_WITH_NOUNS,
     lexicon_form,
+    word_forms,
 )
 
 __all__ = ["DEPICT", "HAS", "OUTER_GARMENTS", "WEAR", "relation_convention", "is_possessive",
@@ -86,14 +87,10 @@ OUTER_GARMENTS = frozenset({"coat", "jacket", "dress", "sweater", "cardigan", "b
 #: down on`` is ``lying on``, ``holding up`` ``holding``: on FACTUAL's training data this
 #: makes 86 triples right and 2 wrong); verbs of motion keep it (``walking down``), and
 #: ``hanging down`` without a preposition keeps it
-_PARTICLE_DROPPING_VERBS = frozenset(
-    f"{stem}{end}" for stem, ends in (("lie", ("", "s")), ("ly", ("ing",)),
-                                      ("lay", ("", "s", "ing")),
-                                      ("sit", ("", "s", "ting")), ("sat", ("",)),
-                                      ("look", ("", "s", "ing", "ed")),
-                                      ("hang", ("", "s", "ing")), ("hung", ("",)),
-                                      ("hold", ("", "s", "ing")), ("held", ("",)))
-    for end in ends)
+_PARTICLE_DROPPING_VERBS = word_forms(
+    ("lie", ("", "s")), ("ly", ("ing",)), ("lay", ("", "s", "ing")),
+    ("sit", ("", "s", "ting")), ("sat", ("",)), ("look", ("", "s", "ing", "ed")),
+    ("hang", ("", "s", "ing")), ("hung", ("",)), ("hold", ("", "s", "ing")), ("held", ("",)))
 
 
 #: prepositions FACTUAL's annotators write in a shorter synonym, also after a verb

@@ -301,17 +301,18 @@ def _added_conjunct(g: LanguageGraph, relations: list[Relation], r: Relation) ->
     latest relation before ``r`` (``wearing a shirt along with a hat``: the hat is worn), or
     the relation to A (``adorned with bows , along with ribbons``); else no relation (``a
     snowbank , along with trees``)."""
-    before = [q for q in relations if q.subject == r.subject and q is not r
-              and q.text.lower() not in ADDING_PHRASES and q.text.lower() not in JOINERS
-              and q.text and g.entities[q.object].span[1] <= r.span[0]
+    def says_something(q: Relation) -> bool:      # a relation, not a joining word
+        return q is not r and bool(q.text) and q.text.lower() not in ADDING_PHRASES \
+            and q.text.lower() not in JOINERS
+
+    before = [q for q in relations if q.subject == r.subject and says_something(q)
+              and g.entities[q.object].span[1] <= r.span[0]
               and not is_abstract(g.entities[q.object].head)]
     if before:
         q = max(before, key=lambda q: g.entities[q.object].span[1])
         return Relation(subject=r.subject, object=r.object, text=q.text,
                         span=(r.span[0], r.span[0]))
-    into = [q for q in relations if q.object == r.subject and q is not r
-            and q.text.lower() not in ADDING_PHRASES and q.text.lower() not in JOINERS
-            and q.text]
+    into = [q for q in relations if q.object == r.subject and says_something(q)]
     if into:
         return Relation(subject=into[0].subject, object=r.object, text=into[0].text,
                         span=(r.span[0], r.span[0]))

@@ -541,6 +541,12 @@ INSTRUMENT_PASSIVE_VERBS: frozenset[str] = frozenset({
 })
 
 
+def word_forms(*stems: tuple[str, tuple[str, ...]]) -> frozenset[str]:
+    """Every ``stem + ending`` of ``(stem, endings)`` pairs: ``word_forms(("sit", ("",
+    "s", "ting")), ("sat", ("",)))`` is ``{"sit", "sits", "sitting", "sat"}``."""
+    return frozenset(f"{stem}{end}" for stem, ends in stems for end in ends)
+
+
 def lexicon_form(word: str, words: frozenset[str]) -> bool:
     """Whether ``word`` (any case, singular or a regular plural) belongs to ``words``."""
     w = word.lower()

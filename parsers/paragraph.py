@@ -57,7 +57,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from parsers.lexicon import CLOTHING_NOUNS, PASSIVE_VERBS, WORN_WITH_NOUNS, lexicon_form
+from parsers.lexicon import (
+    CLOTHING_NOUNS,
+    PASSIVE_VERBS,
+    WORN_WITH_NOUNS,
+    lexicon_form,
+    word_forms,
+)
 from parsers.noun_classes import is_unseen_verb
 from parsers.word_classes import is_adverb
 
@@ -101,27 +107,23 @@ NOT_SEEN_WORDS = frozenset({"to", "for", "as", "from", "while", "whilst", "where
 
 #: verbs of what a part of a picture does for it (``the lamp adds a pop of color``, ``the
 #: trees provide a backdrop``, ``casting a soft light``): no relation one sees
-COMPOSITION_VERB_FORMS = frozenset(
-    f"{stem}{end}" for stem, ends in (
-        ("add", ("", "s", "ed", "ing")), ("creat", ("e", "es", "ed", "ing")),
-        ("provid", ("e", "es", "ed", "ing")), ("exud", ("e", "es", "ed", "ing")),
-        ("cast", ("", "s", "ing")), ("highlight", ("", "s", "ed", "ing")),
-        ("dominat", ("e", "es", "ed", "ing")), ("complement", ("", "s", "ed", "ing")),
-        ("offer", ("", "s", "ed", "ing")), ("mirror", ("", "s", "ed", "ing")),
-        ("includ", ("e", "es", "ed", "ing")))
-    for end in ends)
+COMPOSITION_VERB_FORMS = word_forms(
+    ("add", ("", "s", "ed", "ing")), ("creat", ("e", "es", "ed", "ing")),
+    ("provid", ("e", "es", "ed", "ing")), ("exud", ("e", "es", "ed", "ing")),
+    ("cast", ("", "s", "ing")), ("highlight", ("", "s", "ed", "ing")),
+    ("dominat", ("e", "es", "ed", "ing")), ("complement", ("", "s", "ed", "ing")),
+    ("offer", ("", "s", "ed", "ing")), ("mirror", ("", "s", "ed", "ing")),
+    ("includ", ("e", "es", "ed", "ing")))
 
 #: verbs of giving back light or of stirring in place (``gleams under the light``, ``sway
 #: gently under the sky``): how a thing looks where it is, so only the preposition relates
-SHIMMER_VERB_FORMS = frozenset(
-    f"{stem}{end}" for stem, ends in (
-        ("gleam", ("", "s", "ed", "ing")), ("glisten", ("", "s", "ed", "ing")),
-        ("shimmer", ("", "s", "ed", "ing")), ("sparkl", ("e", "es", "ed", "ing")),
-        ("shin", ("e", "es", "ing")), ("shone", ("",)), ("glint", ("", "s", "ed", "ing")),
-        ("glow", ("", "s", "ed", "ing")), ("bask", ("", "s", "ed", "ing")),
-        ("rustl", ("e", "es", "ed", "ing")), ("flutter", ("", "s", "ed", "ing")),
-        ("sway", ("", "s", "ed", "ing")))
-    for end in ends)
+SHIMMER_VERB_FORMS = word_forms(
+    ("gleam", ("", "s", "ed", "ing")), ("glisten", ("", "s", "ed", "ing")),
+    ("shimmer", ("", "s", "ed", "ing")), ("sparkl", ("e", "es", "ed", "ing")),
+    ("shin", ("e", "es", "ing")), ("shone", ("",)), ("glint", ("", "s", "ed", "ing")),
+    ("glow", ("", "s", "ed", "ing")), ("bask", ("", "s", "ed", "ing")),
+    ("rustl", ("e", "es", "ed", "ing")), ("flutter", ("", "s", "ed", "ing")),
+    ("sway", ("", "s", "ed", "ing")))
 
 _STAND_FORMS = frozenset({"stand", "stands", "standing", "stood"})
 #: prepositions of place after ``stands out``
@@ -142,9 +144,9 @@ SCATTERING_VERBS = frozenset({"dotted", "speckled", "sprinkled", "strewn", "pepp
 
 #: active forms of the verbs of scattering: ``X dotting Y`` is ``( X , in , Y )`` (``boats
 #: dot the harbor``)
-SCATTERING_ACTIVE_FORMS = frozenset({
-    "dot", "dots", "dotting", "speckle", "speckles", "speckling", "litter", "litters",
-    "littering", "pepper", "peppers", "peppering", "stud", "studs", "studding"})
+SCATTERING_ACTIVE_FORMS = word_forms(
+    ("dot", ("", "s", "ting")), ("speckl", ("e", "es", "ing")), ("litter", ("", "s", "ing")),
+    ("pepper", ("", "s", "ing")), ("stud", ("", "s", "ding")))
 
 #: participles of being fitted or filled with something: ``X equipped with Y`` is ``( X ,
 #: has , Y )``

@@ -54,6 +54,7 @@ from parsers.lexicon import (
     WEARER_NOUNS,
     Trie,
     lexicon_form,
+    word_forms,
 )
 from parsers.noun_classes import is_modifier
 from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
@@ -61,10 +62,10 @@ from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
 #: verbs of standing or keeping still, whose bare noun of a watch says what the subject
 #: does there (``stands guard``), as does any noun after them and ``as`` (``stands as a
 #: silent sentinel``): no relation
-POSTURE_FORMS = frozenset(f"{stem}{end}" for stem, ends in (
+POSTURE_FORMS = word_forms(
     ("stand", ("", "s", "ing")), ("stood", ("",)), ("sit", ("", "s")), ("sitting", ("",)),
     ("sat", ("",)), ("keep", ("", "s", "ing")), ("kept", ("",)), ("remain", ("", "s", "ing")),
-    ("remained", ("",))) for end in ends)
+    ("remained", ("",)))
 #: nouns of a watch kept (``stands guard``, ``keeps watch``, ``stood sentinel``)
 WATCH_NOUNS = frozenset({"guard", "sentinel", "sentry", "watch", "vigil"})
 #: possessive determiners, which open a noun phrase whose singular noun a verb in ``-s``
