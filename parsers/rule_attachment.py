@@ -552,8 +552,9 @@ def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
     if last not in _TIME_PREPOSITIONS or (p.verb and p.end - p.start < 2):
         return False
     head = c.head.split()[-1].lower()
-    year = head.rstrip("s").isdigit() and len(head.rstrip("s")) == 4 \
-        and 1000 <= int(head.rstrip("s")) <= 2100 and last in ("in", "during")
+    digits = head.rstrip("s")
+    year = digits.isdigit() and len(digits) == 4 and 1000 <= int(digits) <= 2100 \
+        and last in ("in", "during")
     if last != "during" and head not in _TIME_NOUNS and not year:
         return False  # "in 1990", "in the late 1800s": a year is a time as well
     if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
@@ -607,9 +608,10 @@ def role_after_posture(a: Attacher, c: Chunk, ci: int) -> bool:
     if len(words) == 1 and c.end - c.start == 1 and first == "as":
         p.end = c.end  # `stands as a silent sentinel`: `as` alone, its noun comes next
         return True
-    if words[1:] == ["as"] or (len(words) == 1 and first == "as"):
-        pass  # `standing as silent spectators`
-    elif len(words) != 1 or c.end - c.start != 1 or first not in WATCH_NOUNS:
+    # `standing as silent spectators`, `stands guard`
+    as_role = words[1:] == ["as"] or (len(words) == 1 and first == "as")
+    watch = len(words) == 1 and c.end - c.start == 1 and first in WATCH_NOUNS
+    if not (as_role or watch):
         return False
     a.pending = None
     return True
