@@ -485,15 +485,29 @@ def read_factual(path: str | Path, limit: int | None = None) -> list[FactualItem
     return items
 
 
+#: keys of the relations that ``no`` before their object negates
+_WITH_KEYS = frozenset(relation_key(w) for w in ("with", "has", "have", "had"))
+
+
+def names_absence(relation: str, obj: str) -> bool:
+    """Whether a relation phrase and its object's phrase say the object is not there
+    (``without a lid``, ``with no leaves``, ``has no handle``).  The parser keeps such a
+    relation (``the bowl without a lid`` says something about the bowl, and a minimal
+    pair ``with`` / ``without`` differs in that relation only); a FACTUAL scene graph
+    lists what the picture shows, so :func:`predicted_triples` leaves it out."""
+    key = relation_key(relation)
+    return key == "without" or (key in _WITH_KEYS and obj.lower().split()[:1] == ["no"])
+
+
 def predicted_triples(graph: LanguageGraph | SceneGraph) -> set[Triple]:
     """Relation triples of a parser's graph or scene graph (relations without a relation key
-    left out)."""
+    and relations to something absent, :func:`names_absence`, left out)."""
     out: set[Triple] = set()
     for rel in graph.relations:
         r = relation_key(rel.text)
-        if not r:
-            continue
         subj, obj = graph.entities[rel.subject], graph.entities[rel.object]
+        if not r or names_absence(rel.text, obj.text):
+            continue
         s = head_key(subj.head or subj.text)
         o = head_key(obj.head or obj.text)
         if s and o:

@@ -515,22 +515,6 @@ def colour_after_in(a: Attacher, c: Chunk, ci: int) -> bool:
     return True
 
 
-def absent_object(a: Attacher, c: Chunk, ci: int) -> bool:
-    """``a tree with no leaves``, ``a bowl without a lid``, ``the tree has no leaves``: what
-    ``with no`` / ``without`` / ``has no`` names is not there: no entity and no relation,
-    and a later relation chains to the phrase before it (``a tree with no leaves next to a
-    bench``: the tree is next to it)."""
-    p = a.pending
-    if p is None or p.copula or p.subject < 0 or p.end - p.start != 1:
-        return False
-    word = a.word(p.start)
-    if not ((word == "without" and not p.verb)
-            or (word in ("with", "has", "have", "had") and a.word(c.start) == "no")):
-        return False  # "the tree has no leaves" as well
-    a.pending = None
-    return True
-
-
 #: nouns of a time of day or of the year (``at night``, ``on a sunny day``): when a thing is
 #: seen, not a thing one sees
 _TIME_NOUNS = frozenset({"day", "daytime", "night", "nighttime", "night-time", "morning",
@@ -1604,50 +1588,6 @@ def subject_placed_in_scene(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
-#: prepositions of nearness that, after the object of a verb and its preposition, place
-#: the verb's subject
-_NEARNESS = frozenset({"near", "next to", "in front of", "under", "into", "beside",
-                       "close to", "nearby"})
-
-
-def subject_near_after_verb_phrase(a: Attacher, c: Chunk) -> int | None:
-    """``a child sleeping on the floor next to a dog``: a preposition of nearness after the
-    object of a verb with its preposition places the verb's subject, unless that object is
-    a person or an animal (``sitting on a horse next to a man``: either)."""
-    r = _object_relation(a)
-    if r is None or not r.verb or r.end - r.start < 2 or c.verb \
-            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _NEARNESS:
-        return None
-    head = a.builder.entities[r.object].head
-    if is_person(head) or is_animal(head):
-        return None
-    return r.subject
-
-
-#: prepositions of nearness that, after the object of ``with``, place the phrase before it
-_NEAR_WITH = frozenset({"behind", "next to", "beside", "alongside", "near", "close to"})
-
-
-def subject_near_after_with(a: Attacher, c: Chunk) -> int | None:
-    """``a tree with green leaves next to a wall``, ``a bed with white sheets beside a desk``:
-    a preposition of nearness right after the object of ``with`` places the phrase before
-    ``with``, not what it has, unless that is a person or an animal (``a cart with a horse
-    beside a barn``) or a possessive follows (``a man with a pencil behind his ear``).
-    Other prepositions keep the nearest phrase: after ``with Y`` FACTUAL's annotators place
-    X or Y about equally often (``on``, ``in``, ``on top of``)."""
-    r = _object_relation(a)
-    if r is None or c.verb or r.end - r.start != 1 or a.word(r.start) != "with" \
-            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _NEAR_WITH:
-        return None
-    ci = a.chunks.index(c)
-    if ci + 1 < len(a.chunks) and a.word(a.chunks[ci + 1].start) in POSSESSIVE_PRONOUNS:
-        return None  # "a man with a pencil behind his ear": the pencil
-    head = a.builder.entities[r.object].head
-    if is_person(head) or is_animal(head):
-        return None
-    return r.subject
-
-
 #: grounds that hold what is on or in them: a thing placed beside something else beside them
 #: is the thing on them (``a cup on the ground near a tree``)
 _GROUNDS = frozenset({"ground", "floor", "wall", "street", "road", "sidewalk", "pavement",
@@ -1889,8 +1829,6 @@ SUBJECT_RULES: list[SubjectRule] = [
     worn_over_worn,
     subject_described_after_object,
     subject_placed_in_scene,
-    subject_near_after_verb_phrase,
-    subject_near_after_with,
     subject_beside_on_ground,
     subject_after_formation,
     nearest_noun_phrase,
@@ -1900,7 +1838,7 @@ SUBJECT_RULES: list[SubjectRule] = [
 ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
          colour_after_in,
-         absent_object, time_after_preposition, manner_of_relation, role_after_posture,
+         time_after_preposition, manner_of_relation, role_after_posture,
          pronoun_object,
          pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,

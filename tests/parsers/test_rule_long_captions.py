@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from parsers.evaluate import predicted_triples
+
 # the fixtures ``rule`` and ``triples_of`` are those of conftest.py
 
 
@@ -383,12 +385,20 @@ def test_measures_and_depictions_before_of(rule, triples_of, text, wanted, unwan
 
 
 @pytest.mark.parametrize("text, triples", [
-    # what "with no" or "without" names is not there; a later relation describes X
-    ("a tree with no leaves to the left of the woman", {("tree", "to the left of", "woman")}),
-    ("a bowl without a lid on the table", {("bowl", "on", "table")}),
+    # what "with no" or "without" names is not there: the graph keeps the relation (a
+    # minimal pair "with" / "without" differs in it alone), a FACTUAL scene graph leaves
+    # it out; a later phrase goes on with the absent thing ("without trees in the
+    # background": what is missing is trees there)
+    ("a tree with no leaves next to a fence",
+     {("tree", "with", "leaves"), ("leaves", "next to", "fence")}),
+    ("a bowl without a lid on the table", {("bowl", "without", "lid"), ("lid", "on", "table")}),
+    ("a bowl with a lid on the table", {("bowl", "with", "lid"), ("lid", "on", "table")}),
 ])
 def test_absent_objects(rule, triples_of, text, triples):
-    assert triples_of(rule.parse(text)) == triples
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    absent = {t for t in triples if t[1] == "without" or t[:2] == ("tree", "with")}
+    assert len(predicted_triples(graph)) == len(triples - absent)
 
 
 @pytest.mark.parametrize("text, wanted, unwanted_heads", [
@@ -540,17 +550,22 @@ def test_finite_verb_of_the_clause(rule, triples_of, text, wanted, unwanted):
     assert not unwanted & got
 
 
-@pytest.mark.parametrize("text, wanted, unwanted", [
-    # nearness after the object of a verb and its preposition places the verb's subject
-    ("a cat sleeping on a rug next to a lamp", {("cat", "next to", "lamp")},
-     {("rug", "next to", "lamp")}),
-    # after a person or an animal it stays with them
-    ("a girl sitting beside a man near a tree", {("man", "near", "tree")}, set()),
+@pytest.mark.parametrize("template", [
+    "a cat sleeping on a rug {} a lamp",
+    "a bush with red berries {} a gate",
+    "three skiers pose in the snow {} barren trees",
 ])
-def test_nearness_after_a_verb_phrase(rule, triples_of, text, wanted, unwanted):
-    got = triples_of(rule.parse(text))
-    assert wanted <= got
-    assert not unwanted & got
+def test_a_place_phrase_attaches_whatever_its_preposition(rule, template):
+    """Which phrase a later place phrase describes does not depend on the preposition, so
+    that a caption and its copy with that relation replaced parse to the same structure
+    (minimal pairs); rules that placed the subject for `next to` but the nearest phrase
+    for `on` were measured to split 2 in 100 such pairs for a few hundredths of a point
+    of FACTUAL triple F1, and are not kept."""
+    structures = set()
+    for prep in ("next to", "on top of", "behind", "in front of", "near", "under"):
+        graph = rule.parse(template.format(prep))
+        structures.add(tuple((r.subject, r.object) for r in graph.relations))
+    assert len(structures) == 1
 
 
 def test_colours_after_in_describe_a_thing(rule, triples_of):
@@ -647,22 +662,6 @@ def test_possessed_part_with_an_attribute(rule, triples_of):
      {("man", "walking along", "road")}, {("hat", "walking along", "road")}),
 ])
 def test_participle_after_the_object_of_with(rule, triples_of, text, wanted, unwanted):
-    got = triples_of(rule.parse(text))
-    assert wanted <= got
-    assert not unwanted & got
-
-
-@pytest.mark.parametrize("text, wanted, unwanted", [
-    # a preposition of nearness after the object of "with" places the phrase before it
-    ("a bush with red berries next to a gate",
-     {("bush", "with", "berries"), ("bush", "next to", "gate")}, {("berries", "next to", "gate")}),
-    ("an old barn with a tin roof behind the pond", {("barn", "behind", "pond")}, set()),
-    # not when that object is a person or an animal
-    ("a cart with a donkey beside a barn", {("donkey", "beside", "barn")}, set()),
-    # other prepositions keep the nearest phrase
-    ("a plate with a cake on a tray", {("cake", "on", "tray")}, set()),
-])
-def test_nearness_after_the_object_of_with(rule, triples_of, text, wanted, unwanted):
     got = triples_of(rule.parse(text))
     assert wanted <= got
     assert not unwanted & got
