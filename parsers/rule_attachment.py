@@ -284,12 +284,13 @@ SubjectRule = Callable[[Attacher, Chunk], "int | None"]
 def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: bool) -> bool:
     """Whether a relation starting with ``word`` after the object of another relation
     describes that relation's subject: after worn clothing, anything but ``with`` and
-    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
-    ``at`` (``a boy hitting a ball with a bat``), not after the agent of a passive (``a
-    square dominated by a tower with a clock``: the tower has it)."""
+    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` (``a
+    boy hitting a ball with a bat``), not after the agent of a passive (``a square
+    dominated by a tower with a clock``: the tower has it).  ``at`` there chains like
+    the other places (``playing a game at a hall`` / ``behind a hall`` parse alike)."""
     if after_clothing:
         return word not in ("with", "on")
-    return bool(after_verb) and not verb and word in ("with", "at")
+    return bool(after_verb) and not verb and word == "with"
 
 
 def _worn_by_subject(chunks: list[Chunk], ci: int, tokens: list[str], head: str) -> bool:
@@ -1548,8 +1549,8 @@ def worn_over_worn(a: Attacher, c: Chunk) -> int | None:
 
 def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     """``a man in a cap holding a kite``: after worn clothing anything but ``with`` / ``on``,
-    and after a verb's object ``with`` / ``at`` (``a boy hitting a ball with a bat``),
-    describe the last relation's subject."""
+    and after a verb's object ``with`` (``a boy hitting a ball with a bat``), describe the
+    last relation's subject."""
     r = _object_relation(a)
     if r is not None and _describes_subject(a.word(c.start), c.verb, a.worn == a.last_np,
                                             r.verb and a.word(r.end - 1) != "by"):
