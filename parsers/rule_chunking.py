@@ -1264,6 +1264,37 @@ def participle_with_particle(s: Chunker) -> bool:
     return True
 
 
+#: particles that, after a past participle behind its noun, end the noun phrase (``a light
+#: turned off``, ``a tree set up in front of a window``, ``suitcases grouped together``)
+_TRAILING_PARTICLES = _PARTICLES | {"together", "apart"}
+#: past participles without ``-ed`` that take such a particle
+_IRREGULAR_PARTICIPLES = frozenset({"set", "laid", "put", "cut", "hung", "lit", "spread",
+                                    "shut", "left", "held", "thrown", "broken", "torn",
+                                    "blown", "spun", "split"})
+
+
+def participle_and_particle_after_noun(s: Chunker) -> bool:
+    """A past participle and a particle right after a noun, before a preposition or the end
+    of the clause (``a street light turned off .``, ``a tree set up in front of the
+    window``), is a verb of that noun, not part of its name: the noun phrase ends before
+    it, and the two words start a relation (with the preposition after them)."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.np_start < 0 or not s.np_content or i + 1 >= n \
+            or lw[i + 1] not in _TRAILING_PARTICLES:
+        return False
+    w = s.w
+    if not (w in _IRREGULAR_PARTICIPLES or (w.endswith("ed") and (
+            w in VERB_FORMS or table_verb_class(w) in (VERB, WEAK) or s.is_participle(i)))):
+        return False
+    after = i + 2
+    prep_end = s.rel_trie.longest(lw, after) if after < n else after
+    if after < n and lw[after].isalpha() and prep_end <= after:
+        return False  # "a broken off branch": the noun after the particle is the head
+    s.close_np(i)
+    s.add_relation(max(prep_end, after), True)
+    return True
+
+
 @only_for({"looking"}, {w for w in VERB_FORMS if w.endswith("ed")})
 def participle_inside_noun_phrase(s: Chunker) -> bool:
     """Inside a noun phrase, ``looking`` after an adjective (``a cozy looking room``,
@@ -1605,6 +1636,7 @@ CHUNK_RULES: list[ChunkRule] = [
     light_verb_before_comparison,
     participle_after_noun,
     participle_with_particle,
+    participle_and_particle_after_noun,
     participle_inside_noun_phrase,
     particle_inside_noun_phrase,
     posture_of_part,

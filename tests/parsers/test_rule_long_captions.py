@@ -892,3 +892,18 @@ def test_a_likeness_names_no_relation(rule, triples_of):
 ])
 def test_to_before_a_verb(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples, heads", [
+    # a past participle and a particle after a noun are a verb of it, not part of its name
+    ("a dusky evening with a lamp turned off .", {("evening", "with", "lamp")},
+     {"evening", "lamp"}),
+    ("a bedroom with a tree set up in front of the window",
+     {("bedroom", "with", "tree"), ("tree", "set up in front of", "window")},
+     {"bedroom", "tree", "window"}),
+    ("a box set down on a table", {("box", "set down on", "table")}, {"box", "table"}),
+])
+def test_participle_and_particle_after_a_noun(rule, triples_of, text, triples, heads):
+    graph = rule.parse(text)
+    assert triples_of(graph) == triples
+    assert {e.head for e in graph.entities} == heads
