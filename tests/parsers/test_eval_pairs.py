@@ -234,3 +234,21 @@ def test_parse_eval_format_pairs_errors(tmp_path, capsys):
     empty = _write(tmp_path, "\n", "empty.jsonl")
     assert run(["parse-eval", "--format", "pairs", str(empty)]) == 2
     assert "no caption pair" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("caption, negative", [
+    # what "without" names stays an entity, so the pair differs in the relation alone
+    ("a boy with a kite standing on a sidewalk", "a boy without a kite standing on a sidewalk"),
+    ("a kitchen with a stove and a sink", "a kitchen without a stove and a sink"),
+    # a late place phrase attaches whatever its preposition
+    ("two women playing a game at a banquet hall",
+     "two women playing a game behind a banquet hall"),
+    ("a tree with red berries next to a gate", "a tree with red berries on top of a gate"),
+    ("a child sleeping on a rug near a lamp", "a child sleeping on a rug under a lamp"),
+    # a participle and a particle after a noun are a verb, not part of its name
+    ("a room with a tree set up in front of a window",
+     "a room with a tree moved away from a window"),
+])
+def test_rule_parser_aligns_minimal_pairs(rule, caption, negative):
+    outcome, _ = align_pair(rule.parse(caption), rule.parse(negative))
+    assert outcome == "aligned"
