@@ -12,13 +12,14 @@ from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.output import ModelOutput
 
 __all__ = ["LossConfig", "TERMS", "loss_terms", "rcrn_loss", "loss_items", "pair_term",
-           "counterparts"]
+           "blame_term", "counterparts"]
 
 
 @dataclass
 class LossConfig:
     """Weights of the loss ``L = L_grd + mu * L_match + omega * L_reg`` (Eq. 11), plus
-    ``pair * L_pair``, the toolkit's pair-ranking term (0: off, the paper's loss).
+    ``pair * L_pair`` and ``blame * L_blame``, the toolkit's pair-ranking and
+    relation-blame terms (0: off, the paper's loss).
 
     ``reg`` chooses the regression term's rule:
     ``"release"`` (L1 on the offsets, on chosen proposals whose IoU with the referent,
@@ -32,6 +33,7 @@ class LossConfig:
     reg: str = "toolkit"
     pair: float = 0.0
     pair_margin: float = 1.0
+    blame: float = 0.0
 
     def __post_init__(self) -> None:
         if self.reg not in ("toolkit", "release"):
@@ -39,10 +41,11 @@ class LossConfig:
 
     def weights(self) -> dict[str, float]:
         """The weight of every term of :func:`rcrn_loss` by name."""
-        return {"grd": 1.0, "match": self.mu, "reg": self.omega, "pair": self.pair}
+        return {"grd": 1.0, "match": self.mu, "reg": self.omega, "pair": self.pair,
+                "blame": self.blame}
 
 
-TERMS = ("grd", "match", "reg", "pair")
+TERMS = ("grd", "match", "reg", "pair", "blame")
 
 
 def counterparts(batch: GroundingBatch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -108,6 +111,38 @@ def pair_term(out: ModelOutput, batch: GroundingBatch, margin: float
     return F.softplus(margin - gap).sum(), zero.new_tensor(float(len(neg)))
 
 
+def blame_term(out: ModelOutput, batch: GroundingBatch, margin: float = 1.0
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The relation-blame term as ``(sum, count)`` over the mismatched items with a known
+    mismatched relation ``k`` and at least one other relation: the mean over the other
+    relations ``j`` of ``softplus(margin - (s[j] - s[k]))``, ``s`` the Compare scores
+    (``out.edge_scores``, lower = more suspect).
+
+    It trains what Locate reads, the mismatched relation's score below the others of its
+    graph, and with it the node confidences that the match decision also reads
+    (``docs/ablations.md``)."""
+    zero = batch.box_feats.new_zeros(())
+    s = out.edge_scores
+    if s is None or not batch.num_edges:
+        return zero, zero
+    eb, rel = batch.edge_batch, batch.edge_relation
+    wanted = torch.where(batch.match == 0, batch.mismatch, -1)          # [B]
+    is_k = rel == wanted[eb]                                            # [E]
+    B = batch.num_graphs
+    s_k = s.new_zeros(B).index_put((eb[is_k],), s[is_k])
+    has_k = torch.zeros(B, dtype=torch.bool, device=s.device).index_put(
+        (eb[is_k],), torch.ones_like(eb[is_k], dtype=torch.bool))
+    other = ~is_k & has_k[eb]                                           # [E]
+    if not other.any():
+        return zero, zero
+    g = eb[other]
+    per_edge = F.softplus(margin - (s[other] - s_k[g]))
+    total = s.new_zeros(B).index_add(0, g, per_edge)
+    count = torch.bincount(g, minlength=B)
+    used = count > 0
+    return (total[used] / count[used]).sum(), zero.new_tensor(float(used.sum()))
+
+
 def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None
                ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Every loss term of one batch as ``(sum, count)``: its sum over the items it applies
@@ -125,6 +160,8 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
       the referent box (omega = 0 otherwise, appendix B; see ``LossConfig``).
     * ``pair``: :func:`pair_term` with ``cfg.pair_margin``, when ``cfg.pair`` is not 0
       (the toolkit's term; (0, 0) otherwise).
+    * ``blame``: :func:`blame_term` (margin 1), when ``cfg.blame`` is not 0 (the toolkit's
+      term; (0, 0) otherwise).
 
     Returns:
         ``{term: (sum, count)}`` for every term of :data:`TERMS`; a term's value is
@@ -160,6 +197,8 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
         terms["reg"] = (reg, use.sum())
     if cfg.pair:
         terms["pair"] = pair_term(out, batch, cfg.pair_margin)
+    if cfg.blame:
+        terms["blame"] = blame_term(out, batch)
     return terms
 
 

@@ -342,6 +342,7 @@ LOSS: dict[str, Setting] = {
     "pair": Float("weight of the pair-ranking term (0: off)", lo=0, default=_LOSS["pair"]),
     "pair_margin": Float("margin of the pair-ranking term, in log belief", lo=0,
                          default=_LOSS["pair_margin"]),
+    "blame": Float("weight of the relation-blame term (0: off)", lo=0, default=_LOSS["blame"]),
 }
 
 WORDS: dict[str, Setting] = {
