@@ -130,8 +130,7 @@ def blame_term(out: ModelOutput, batch: GroundingBatch, margin: float = 1.0
     is_k = rel == wanted[eb]                                            # [E]
     B = batch.num_graphs
     s_k = s.new_zeros(B).index_put((eb[is_k],), s[is_k])
-    has_k = torch.zeros(B, dtype=torch.bool, device=s.device).index_put(
-        (eb[is_k],), torch.ones_like(eb[is_k], dtype=torch.bool))
+    has_k = torch.zeros(B, dtype=torch.bool, device=s.device).index_fill_(0, eb[is_k], True)
     other = ~is_k & has_k[eb]                                           # [E]
     if not other.any():
         return zero, zero
