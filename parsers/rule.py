@@ -64,7 +64,11 @@ core.  Two passes over the tokens:
      with the objects of ``with`` or a participle of the clause's subject: ``a cup
      with a lid and a straw is on the table``); the commas of a
      list that ``and`` ends join its items the same way (``a dog, a cat and a bird on
-     a couch``: all three are on the couch; ``with cups, plates and bowls``);
+     a couch``: all three are on the couch; ``with cups, plates and bowls``); a
+     conjunction that opens a clause (``while``, ``because``) ends a verb still without
+     an object, a noun phrase after it is its clause's subject (``a dog waits while the
+     man eats``), and an ``-ing`` word right after one of time is a verb whatever its
+     word class (``while texting on her phone``);
    * comparisons – ``has`` / ``with`` before an attribute comparison (``that has the
      same colour as``, ``with the same shape as``) introduce the clause like a
      copula and stay outside the relation phrase;

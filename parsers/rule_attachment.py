@@ -144,10 +144,10 @@ class Attacher:
 
     __slots__ = ("chunks", "tokens", "builder", "root", "last_np", "clause_subj", "ctx_subj",
                  "antecedent", "waiting", "pending", "last_rel", "described", "fronted",
-                 "fronted_resolved", "conj_np", "conj_span", "comma_np", "partners", "shared",
-                 "has_it", "whole_of_it", "worn", "prev", "prev_subj", "pred_subj", "up",
-                 "reduced", "has_items", "prep_relative", "pred_before", "current",
-                 "pronoun_at", "coloured", "aside")
+                 "fronted_resolved", "conj_np", "conj_span", "conj_clause", "comma_np",
+                 "partners", "shared", "has_it", "whole_of_it", "worn", "prev", "prev_subj",
+                 "pred_subj", "up", "reduced", "has_items", "prep_relative", "pred_before",
+                 "current", "pronoun_at", "coloured", "aside")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -168,6 +168,7 @@ class Attacher:
         self.fronted_resolved = False
         self.conj_np = -1          # entity before the last conjunction
         self.conj_span = (0, 0)    # span of the last conjunction
+        self.conj_clause = False   # whether it opens a clause (``while``, ``because``)
         self.comma_np = -1         # entity before the last comma that may start a list
         # coordinated subjects ("a dog and a cat on a couch"): the later conjunct -> the
         # earlier ones, which share its relations; an "and" relation only if none follows
@@ -864,7 +865,10 @@ def _companion_of_verb(a: Attacher, e: int) -> str:
 
 
 def _after_conjunction(a: Attacher) -> bool:
-    return a.prev == CONJ and a.conj_np >= 0
+    """Whether the chunk follows a conjunction that joins things (``and``, ``or``, ``plus``),
+    not one that opens a clause (``while``, ``because``: the next noun phrase is its
+    subject, not the partner of the one before)."""
+    return a.prev == CONJ and a.conj_np >= 0 and not a.conj_clause
 
 
 def _after_list_comma(a: Attacher, ci: int) -> bool:
@@ -980,6 +984,17 @@ def _subjects_so_far(a: Attacher) -> bool:
     conj = a.conj_np
     return conj >= 0 and (conj == a.clause_subj or conj in a.partners) \
         and not (a.last_rel is not None and a.last_rel.object == conj)
+
+
+def subordinate_clause_subject(a: Attacher, e: int, ci: int) -> bool:
+    """``grass in the outfield while the infield is dirt``: a noun phrase right after a
+    conjunction that opens a clause (:data:`_SUBORDINATORS`) is that clause's subject,
+    linked to the root by an unnamed relation."""
+    if a.prev == CONJ and a.conj_clause and a.conj_np >= 0:
+        a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
+        a.prev_subj, a.clause_subj, a.pred_subj, a.ctx_subj = a.clause_subj, e, -1, -1
+        return True
+    return False
 
 
 def coordinated_noun_phrase(a: Attacher, e: int, ci: int) -> bool:
@@ -1731,16 +1746,26 @@ def _agreeing_antecedent(a: Attacher, copula: str) -> int:
 
 #: conjunctions that join two things as such (their ``and`` relations keep the word)
 _COORDINATORS = frozenset({"and", "or", "but", "&", "nor"})
+#: conjunctions that open a clause of their own
+_SUBORDINATORS = frozenset({"while", "whilst", "when", "whenever", "because", "although",
+                            "though", "if", "unless", "until", "till", "once", "whereas"})
 
 
 def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
     """``and``: remember the entity before it and its span (for ``and`` relations).  Other
     conjunctions (``while``, ``as``, ``when``, ``plus``) join clauses or add a thing, no
     relation of the two things: their link has no phrase (``grass in the outfield while the
-    infield is dirt``)."""
+    infield is dirt``), and a verb still without an object before them has none (``a dog
+    waits while the man eats``: the man is the next clause's subject)."""
     a.conj_np = a.last_np
-    a.conj_span = (c.start, c.end) if " ".join(a.tokens[c.start:c.end]).lower() \
-        in _COORDINATORS else (c.start, c.start)
+    words = " ".join(a.tokens[c.start:c.end]).lower()
+    coordinator = words in _COORDINATORS
+    a.conj_clause = words in _SUBORDINATORS
+    a.conj_span = (c.start, c.end) if coordinator else (c.start, c.start)
+    p = a.pending
+    if not coordinator and p is not None and p.verb and not p.copula:
+        a.warn(f"relation {' '.join(a.tokens[p.start:p.end])!r} has no object; dropped")
+        a.pending = None
     return True
 
 
@@ -1804,6 +1829,7 @@ NP_LINK_RULES: list[LinkRule] = [
     object_of_sentence_initial_relation,
     complement_of_copula,
     object_of_relation,
+    subordinate_clause_subject,
     coordinated_clause,
     coordinated_object,
     coordinated_subject,

@@ -183,6 +183,9 @@ _OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle",
 
 
 #: verbs of trying or being about to, which before ``to`` await a verb
+#: conjunctions of time after which an ``-ing`` word is the clause's verb (``while texting``)
+_TEMPORAL_SUBORDINATORS = frozenset({"while", "whilst", "when", "whenever", "once", "until",
+                                     "till"})
 _TRYING_VERBS = frozenset({"going", "trying", "attempting", "preparing", "about", "wants",
                            "want", "waiting", "ready", "getting"})
 
@@ -294,7 +297,7 @@ class Chunker:
         if self.np_start >= 0:
             return False
         pk = self.pk
-        if pk == COP or pk == PRON:
+        if pk == COP or pk == PRON or self.after_subordinator(self.i):
             return True
         if pk == REL:
             # "going to cut down a tree", "trying to pick up a box": a verb of trying and
@@ -306,6 +309,15 @@ class Chunker:
             return False
         last = self.chunks[-1]
         return last.end - last.start == 1 and self.lw[last.start] in SUBJECT_PRONOUNS
+
+    def after_subordinator(self, i: int) -> bool:
+        """Whether the word at ``i`` is an ``-ing`` form right after a conjunction of time
+        (``while texting on her phone``, ``when building a house``): the verb of a clause
+        whose subject is left out, whatever its word class."""
+        chunks = self.chunks
+        return (self.np_start < 0 and bool(chunks) and chunks[-1].kind == CONJ
+                and chunks[-1].end == i and self.lw[i - 1] in _TEMPORAL_SUBORDINATORS
+                and len(self.lw[i]) > 5 and self.lw[i].endswith("ing"))
 
     def relation_end(self, i: int, predicate: bool) -> tuple[int, bool]:
         """End of the relation phrase starting at ``i`` (``i`` if none) and whether it is a verb.
@@ -351,7 +363,7 @@ class Chunker:
             else:
                 ok = True
         elif end == i and w not in rel_trie.root:
-            vc = table_verb_class(w)
+            vc = table_verb_class(w) or (VERB if self.after_subordinator(i) else 0)
             if not vc or not self.table_verb(i, vc, predicate):
                 return end, False
             ok = True
@@ -1447,7 +1459,8 @@ def relation_phrase(s: Chunker) -> bool:
     ``of`` (``along the side of``); not right after a bare determiner (``the on switch``)."""
     w, i = s.w, s.i
     if (s.np_start < 0 or s.np_content) \
-            and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)) \
+            and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)
+                 or s.after_subordinator(i)) \
             and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s) \
             and not _noun_after_attributes(s):
         end, is_verb = s.relation_end(i, s.expects_predicate())

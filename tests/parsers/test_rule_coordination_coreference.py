@@ -130,3 +130,25 @@ def test_a_pronoun_subject_without_agreeing_antecedent_stays_an_entity(rule, tex
     # its own entity, named as FACTUAL's scene graphs name it ("he": man, "they": people)
     assert pronoun.head.lower() == {"it": "it", "they": "people",
                                     "he": "man"}[pronoun.text.lower()]
+
+
+@pytest.mark.parametrize("text, triples", [
+    # an -ing word after a conjunction of time is the verb of a clause without a subject,
+    # whatever its word class (a noun elsewhere: "building", or unknown: "texting")
+    ("a girl standing by a storefront while texting on her phone",
+     {("girl", "standing by", "storefront"), ("girl", "texting on", "phone")}),
+    ("a man sits on a bench while building a house",
+     {("man", "sits on", "bench"), ("man", "building", "house")}),
+    ("a man sits on a bench when building a house",
+     {("man", "sits on", "bench"), ("man", "building", "house")}),
+    # a noun phrase after such a conjunction is its clause's subject, neither the object of
+    # a verb before it nor the partner of the noun phrase before it
+    ("a dog waits while the man eats a sandwich",
+     {("dog", "", "man"), ("man", "eats", "sandwich")}),
+    ("a man holding a cup while a dog sits on the floor",
+     {("man", "holding", "cup"), ("man", "", "dog"), ("dog", "sits on", "floor")}),
+    ("grass in the outfield while the infield is dirt",
+     {("grass", "in", "outfield"), ("grass", "", "infield"), ("infield", "is", "dirt")}),
+])
+def test_clauses_opened_by_a_subordinating_conjunction(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples

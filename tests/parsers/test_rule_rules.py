@@ -92,6 +92,7 @@ EXAMPLES = {
     ("link", "object_of_sentence_initial_relation"): "To the left of the plate is a cup",
     ("link", "complement_of_copula"): "the cat is a pet",
     ("link", "object_of_relation"): "the cup on the table",
+    ("link", "subordinate_clause_subject"): "a dog waits while the man eats a sandwich",
     ("link", "coordinated_clause"): "a cup on a plate and a fork is near the plate",
     ("link", "coordinated_object"): "the cup left of the plate and the bowl",
     ("link", "coordinated_subject"): "A dog and a cat on a couch",
