@@ -893,13 +893,13 @@ def _after_list_comma(a: Attacher, ci: int) -> bool:
 
 def _object_of_modifier(a: Attacher) -> bool:
     """Whether the noun phrase before the last conjunction is the object of ``with`` or of
-    a participle of the clause's subject (``a cup with a lid``, ``a woman wearing a
-    shirt``; not after a copula: ``the cat is under the table``), so a noun phrase after
-    the conjunction is another such object."""
+    a participle of the clause's subject, or clothing it is in (``a cup with a lid``, ``a
+    woman wearing a shirt``, ``a man in shorts``; not after a copula: ``the cat is under
+    the table``), so a noun phrase after the conjunction is another such object."""
     r = a.last_rel
     return (r is not None and r.object == a.conj_np and r.subject == a.clause_subj
             and (a.word(r.start).endswith(("ing", "ed")) if r.verb
-                 else a.word(r.start) == "with")
+                 else a.word(r.start) == "with" or r.object == a.worn)
             and not (r.start > 0 and a.word(r.start - 1) in COPULAS))
 
 

@@ -152,3 +152,13 @@ def test_a_pronoun_subject_without_agreeing_antecedent_stays_an_entity(rule, tex
 ])
 def test_clauses_opened_by_a_subordinating_conjunction(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+def test_clothing_after_in_goes_on_after_and_before_the_verb(rule):
+    # "and a hat" is more clothing the woman is in, not a new clause's subject
+    g = rule.parse("a woman in a dress and a hat is holding an umbrella")
+    assert _triples(g) == {("woman", "wearing", "dress"), ("woman", "wearing", "hat"),
+                           ("woman", "holding", "umbrella")}
+    # a place is no clothing: "and a dog" there starts a clause of its own
+    g = rule.parse("a man in a room and a dog is on the floor")
+    assert ("dog", "on", "floor") in _triples(g) and ("man", "on", "floor") not in _triples(g)
