@@ -991,14 +991,30 @@ def attribute_list_comma(s: Chunker) -> bool:
 
 
 @only_for({"and", "or"})
+def _adjective_word(w: str) -> bool:
+    """A word used mostly as an adjective (not an adverb: ``here``), or a hyphenated
+    compound that ends in one or in a past participle (``well-lit``, ``well-decorated``)."""
+    if is_modifier(w) and not table_adverb(w):
+        return True
+    last = w.rsplit("-", 1)[-1]
+    return last != w and last.isalpha() and (
+        last in ATTRIBUTE_WORDS or is_modifier(last) or last.endswith("ed"))
+
+
 def attribute_coordination(s: Chunker) -> bool:
     """``and`` / ``or`` between two attribute words (``a black and white cat``) stays in the
-    noun phrase, unless a relation and its object follow."""
+    noun phrase, unless a relation and its object follow; so it does between two adjectives
+    after a determiner and before a noun (``a well-lit and well-decorated room``, ``a tall
+    and slender vase``; not ``they stand tall and proud``)."""
     i, lw, n = s.i, s.lw, s.n
-    if s.np_start >= 0 and s.np_content and s.w in ("and", "or") \
-            and lw[i - 1] in ATTRIBUTE_WORDS and i + 1 < n \
-            and lw[i + 1] in ATTRIBUTE_WORDS and i + 2 < n \
-            and lw[i + 2] not in CONJUNCTIONS \
+    if not (s.np_start >= 0 and s.np_content and s.w in ("and", "or") and i + 2 < n):
+        return False
+    before, after, then = lw[i - 1], lw[i + 1], lw[i + 2]
+    if (before in ATTRIBUTE_WORDS and after in ATTRIBUTE_WORDS) or (
+            s.np_det_end > s.np_start and (before in ATTRIBUTE_WORDS or _adjective_word(before))
+            and (after in ATTRIBUTE_WORDS or _adjective_word(after)) and then.isalpha()
+            and after not in DETERMINERS and s.rel_trie.longest(lw, i + 2) == i + 2) \
+            and then not in CONJUNCTIONS \
             and not s.relation_follows(i + 1):
         s.i += 1
         return True

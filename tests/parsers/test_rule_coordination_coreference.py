@@ -162,3 +162,21 @@ def test_clothing_after_in_goes_on_after_and_before_the_verb(rule):
     # a place is no clothing: "and a dog" there starts a clause of its own
     g = rule.parse("a man in a room and a dog is on the floor")
     assert ("dog", "on", "floor") in _triples(g) and ("man", "on", "floor") not in _triples(g)
+
+
+@pytest.mark.parametrize("text, entity", [
+    ("a well-lit and well-decorated living room shows a door",
+     "a well-lit and well-decorated living room"),
+    ("a tall and slender vase on a table", "a tall and slender vase"),
+    ("a rusty and old bike near a wall", "a rusty and old bike"),
+])
+def test_adjectives_joined_by_and_stay_in_their_noun_phrase(rule, text, entity):
+    g = rule.parse(text)
+    assert g.entities[g.root].text == entity
+    assert all(r.text != "and" for r in g.relations)
+
+
+def test_adjectives_after_a_verb_are_no_noun_phrase_before_and(rule):
+    # no determiner: "tall and proud" describe the subject, they open no noun phrase
+    g = rule.parse("the trees stand tall and proud near a wall")
+    assert all("tall and proud" not in e.text for e in g.entities)
