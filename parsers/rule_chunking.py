@@ -1003,19 +1003,19 @@ def _adjective_word(w: str) -> bool:
 
 def attribute_coordination(s: Chunker) -> bool:
     """``and`` / ``or`` between two attribute words (``a black and white cat``) stays in the
-    noun phrase, unless a relation and its object follow; so it does between two adjectives
-    after a determiner and before a noun (``a well-lit and well-decorated room``, ``a tall
-    and slender vase``; not ``they stand tall and proud``)."""
+    noun phrase, unless a relation and its object follow; so it does between an adjective
+    right after a determiner and another before a noun (``a well-lit and well-decorated
+    room``, ``a tall and slender vase``; not ``they stand tall and proud``)."""
     i, lw, n = s.i, s.lw, s.n
     if not (s.np_start >= 0 and s.np_content and s.w in ("and", "or") and i + 2 < n):
         return False
     before, after, then = lw[i - 1], lw[i + 1], lw[i + 2]
-    if (before in ATTRIBUTE_WORDS and after in ATTRIBUTE_WORDS) or (
-            s.np_det_end > s.np_start and (before in ATTRIBUTE_WORDS or _adjective_word(before))
-            and (after in ATTRIBUTE_WORDS or _adjective_word(after)) and then.isalpha()
-            and after not in DETERMINERS and s.rel_trie.longest(lw, i + 2) == i + 2) \
-            and then not in CONJUNCTIONS \
-            and not s.relation_follows(i + 1):
+    attributes = (before in ATTRIBUTE_WORDS and after in ATTRIBUTE_WORDS) or (
+        s.np_start < s.np_det_end == i - 1 and _adjective_word(before)
+        and (after in ATTRIBUTE_WORDS or _adjective_word(after)) and then.isalpha()
+        and after not in DETERMINERS and s.rel_trie.longest(lw, i + 1) == i + 1
+        and s.rel_trie.longest(lw, i + 2) == i + 2)
+    if attributes and then not in CONJUNCTIONS and not s.relation_follows(i + 1):
         s.i += 1
         return True
     return False
