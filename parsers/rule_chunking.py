@@ -901,16 +901,24 @@ def punctuation(s: Chunker) -> bool:
     return True
 
 
-@only_for({"a", "an", "the"})
+@only_for({"a", "an", "the", "close"})
 def picture_frame(s: Chunker) -> bool:
-    """``a photo of`` (``showing``, ``with``) opening a sentence is not part of the
-    description: skipped, unless the text goes on about the picture itself (``a photo of a
-    cat taped to the door``: :meth:`Chunker.displayed`)."""
+    """``a photo of`` (``showing``, ``with``; ``a close up of``, ``close up of``) opening a
+    sentence is not part of the description: skipped, unless the text goes on about the
+    picture itself (``a photo of a cat taped to the door``: :meth:`Chunker.displayed`)."""
     i, lw = s.i, s.lw
-    if s.np_start < 0 and s.w in ("a", "an", "the") and i + 2 < s.n \
-            and lw[i + 1] in _PICTURE_NOUNS and lw[i + 2] in ("of", "showing", "with") \
-            and s.pk in (-1, HARD) and not (lw[i + 2] == "of" and s.displayed(i + 3)):
-        s.i += 3
+    if s.np_start >= 0 or s.pk not in (-1, HARD):
+        return False
+    k = i + 1 if s.w in ("a", "an", "the") else i
+    if lw[k:k + 2] == ["close", "up"]:
+        k += 2
+    elif k > i and k < s.n and lw[k] in _PICTURE_NOUNS:
+        k += 1
+    else:
+        return False
+    if k < s.n and lw[k] in ("of", "showing", "with") \
+            and not (lw[k] == "of" and s.displayed(k + 1)):
+        s.i = k + 1
         return True
     return False
 
