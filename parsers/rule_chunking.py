@@ -901,18 +901,31 @@ def punctuation(s: Chunker) -> bool:
     return True
 
 
-@only_for({"a", "an", "the", "close"})
+#: words that say how a picture was taken (``a side view of``, ``an aerial shot of``)
+_VIEW_QUALIFIERS = frozenset({"aerial", "side", "top", "front", "rear", "back", "overhead",
+                              "distant", "wide", "angled", "low", "high", "closer", "close"})
+
+
+@only_for({"a", "an", "the"} | _PICTURE_NOUNS | _VIEW_QUALIFIERS | ATTRIBUTE_WORDS)
 def picture_frame(s: Chunker) -> bool:
-    """``a photo of`` (``showing``, ``with``; ``a close up of``, ``close up of``) opening a
-    sentence is not part of the description: skipped, unless the text goes on about the
-    picture itself (``a photo of a cat taped to the door``: :meth:`Chunker.displayed`)."""
-    i, lw = s.i, s.lw
+    """``a photo of`` (``showing``, ``with``; ``a close up of``, ``a black and white photo
+    of``, ``aerial view of``) opening a sentence is not part of the description: skipped,
+    unless the text goes on about the picture itself (``a photo of a cat taped to the
+    door``: :meth:`Chunker.displayed`)."""
+    i, lw, n = s.i, s.lw, s.n
     if s.np_start >= 0 or s.pk not in (-1, HARD):
         return False
-    k = i + 1 if s.w in ("a", "an", "the") else i
+    article = s.w in ("a", "an", "the")
+    k = i + 1 if article else i
+    while k < n and k - i < 5 and lw[k] not in _PICTURE_NOUNS \
+            and lw[k:k + 2] != ["close", "up"] and (
+                lw[k] in ATTRIBUTE_WORDS or lw[k] in _VIEW_QUALIFIERS
+                or (article and _adjective_word(lw[k]))
+                or (lw[k] in ("and", "&") and k > i + article)):
+        k += 1
     if lw[k:k + 2] == ["close", "up"]:
         k += 2
-    elif k > i and k < s.n and lw[k] in _PICTURE_NOUNS:
+    elif k < n and lw[k] in _PICTURE_NOUNS:
         k += 1
     else:
         return False
