@@ -1083,7 +1083,13 @@ def adverb_before_relation(s: Chunker) -> bool:
                       and not s.lw[i - 1].endswith(("ed", "ing")))
                      or (s.np_start < 0 and s.pk == REL and s.chunks[-1].verb)))) \
             and (s.np_start < 0 or s.np_content) \
-            and s.rel_trie.longest(s.lw, i) == i and s.starts_relation(i + 1):
+            and s.rel_trie.longest(s.lw, i) == i and (
+                s.starts_relation(i + 1)
+                # "are seen cooking pizzas": after a copula the filler's verb may be any
+                # -ing form of the word-class table
+                or (s.pk == COP and s.np_start < 0 and w in LOCATIVE_FILLERS
+                    and i + 1 < s.n and s.lw[i + 1].endswith("ing")
+                    and table_verb_class(s.lw[i + 1]) > 0)):
         s.close_np(i)
         s.i += 1
         return True

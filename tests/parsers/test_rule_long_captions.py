@@ -583,6 +583,10 @@ def test_fillers_after_a_noun(rule, triples_of):
         ("door", "in", "barn")}
     assert triples_of(rule.parse("a sailboat seen from the beach")) == {
         ("sailboat", "from", "beach")}
+    # after a copula "seen" goes before a verb of the word-class table as before one of
+    # the lexicon ("are seen eating")
+    assert triples_of(rule.parse("some people are seen cooking several large pizzas")) == {
+        ("people", "cooking", "pizzas")}
 
 
 @pytest.mark.parametrize("text, triples", [
