@@ -513,8 +513,34 @@ class Chunker:
             return objectish or prep or not w.endswith("ed") or self.verb_after_subject(i)
         if vc == WEAK:
             return objectish or (prep and w.endswith(("ing", "ed"))) \
-                or self.verb_after_subject(i)
+                or self.verb_after_subject(i) or self.person_doing(i)
         return False
+
+    def person_doing(self, i: int) -> bool:
+        """Whether the ``-ing`` form at ``i``, right after the noun of the open phrase naming
+        people (:data:`~parsers.lexicon.WEARER_NOUNS`, or their plural), is their verb before a
+        bare object (``two men getting food at``, ``a man cooking pizza``): people name no
+        compound with such a form."""
+        lw = self.lw
+        if self.np_start < 0 or not self.np_content or not lw[i].endswith("ing") \
+                or i - 1 < self.np_det_end or i + 1 >= self.n:
+            return False
+        prev, nxt = lw[i - 1], lw[i + 1]
+        people = prev in WEARER_NOUNS or (prev.endswith("s") and prev[:-1] in WEARER_NOUNS)
+        if not people or nxt in _TRYING_VERBS:  # "getting ready to": see _before_ready
+            return False
+        # an attribute word only before a noun of its own (``selling hot dogs``)
+        if nxt in ATTRIBUTE_WORDS:
+            return i + 2 < self.n and self.bare_noun_at(i + 2)
+        return self.bare_noun_at(i + 1)
+
+    def bare_noun_at(self, k: int) -> bool:
+        """Whether the word at ``k`` may be a noun: a word, no conjunction, determiner,
+        adjective or adverb (``getting ready``), and no relation phrase starts there."""
+        w = self.lw[k]
+        return w.isalpha() and w not in CONJUNCTION_WORDS and w not in DETERMINERS \
+            and not is_modifier(w) and not table_adverb(w) \
+            and self.rel_trie.longest(self.lw, k) == k
 
     def adverbs_end(self, i: int) -> int:
         """The index after the adverbs (of the lexicon or the word-class table) from ``i``
