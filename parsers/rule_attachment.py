@@ -305,7 +305,14 @@ def _worn_by_subject(chunks: list[Chunk], ci: int, tokens: list[str], head: str)
                                           CLOTHING_NOUNS):
         return False
     word = head.split()[-1].lower() if head else ""
-    return not lexicon_form(word, WEARER_NOUNS) and not lexicon_form(word, CLOTHING_NOUNS)
+    return not lexicon_form(word, WEARER_NOUNS) and not lexicon_form(word, CLOTHING_NOUNS) \
+        and not lexicon_form(word, _WEARING_GROUPS)
+
+
+#: groups of people, who wear what they are in (``teams in blue uniforms``) but are no
+#: person a pronoun stands for
+_WEARING_GROUPS = frozenset({"team", "crowd", "group", "couple", "family", "band", "crew",
+                             "squad", "troop", "choir", "class"})
 
 
 def _has_on_it(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:

@@ -253,6 +253,10 @@ def test_clothing_after_an_object_is_worn_by_the_subject(rule):
     # a person before "in" wears the clothing
     g = rule.parse("a girl next to a boy in a red shirt")
     assert ("boy", "wearing", "shirt") in triples(g)
+    # so does a group of people
+    g = rule.parse("a game played by teams in white uniforms")
+    assert ("teams", "wearing", "uniforms") in triples(g)
+    assert ("game", "wearing", "uniforms") not in triples(g)
 
 
 def test_relation_after_clothing_describes_the_wearer(rule):
