@@ -1416,11 +1416,12 @@ _IRREGULAR_PARTICIPLES = frozenset({"stuck", "hung", "held", "built", "made", "l
 
 
 def _participle_of_with_object(a: Attacher, r: _Relation, c: Chunk) -> bool:
-    """Whether the past participle ``c`` right after ``X with Y`` describes Y (``a van with a
-    ladder strapped to its roof``: the ladder is strapped to it), as its passive subject;
+    """Whether the past participle ``c`` right after ``X with Y`` (or ``without Y``) describes
+    Y (``a van with a ladder strapped to its roof``: the ladder is strapped to it), as its
+    passive subject;
     not when Y is a part of X or a place on it (``a car with a red top parked by a curb``:
     the car is parked)."""
-    if r.end - r.start != 1 or a.word(r.start) != "with":
+    if r.end - r.start != 1 or a.word(r.start) not in ("with", "without"):
         return False
     w = a.word(c.start)
     if not (w.endswith(("ed", "en")) or w in _IRREGULAR_PARTICIPLES) \

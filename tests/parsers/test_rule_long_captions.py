@@ -658,6 +658,10 @@ def test_possessed_part_with_an_attribute(rule, triples_of):
     ("a boy with a towel wrapped around his neck",
      {("towel", "wrapped around", "neck")}, {("boy", "wrapped around", "neck")}),
     ("a fence with a banner hung on the gate", {("banner", "hung on", "gate")}, set()),
+    # and after "X without Y", so that the pair aligns
+    ("a bathroom without ski equipment laid out on the floor",
+     {("bathroom", "without", "equipment"), ("equipment", "laid out on", "floor")},
+     {("bathroom", "laid out on", "floor")}),
     # not when Y is a part of X or a place on it
     ("a car with a red top parked by a curb",
      {("car", "parked by", "curb")}, {("top", "parked by", "curb")}),
