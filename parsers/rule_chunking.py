@@ -1438,7 +1438,7 @@ def posture_of_part(s: Chunker) -> bool:
     his arms up``, ``with its head down``) says how the part is held: it stays in the noun
     phrase, as an attribute of the part (:meth:`Chunker.emit_np`), and is no relation;
     only before the end of the clause, a conjunction or a relation, not before an object
-    (``his arms up the rope``)."""
+    (``his arms up the rope``) nor as the start of a longer preposition (``out of``)."""
     i, lw, n = s.i, s.lw, s.n
     if s.np_start < 0 or not s.np_content or lw[s.np_start] not in (
             "his", "her", "its", "their", "my", "your") \
@@ -1449,6 +1449,8 @@ def posture_of_part(s: Chunker) -> bool:
         return False
     if nxt[:1].isalnum() and nxt not in CONJUNCTIONS and not s.starts_relation(i + 1):
         return False  # "with its wheels out ready for landing": the phrase goes on
+    if s.rel_trie.longest(lw, i) > i + 1:
+        return False  # "his hands out of his pockets": a preposition of its own
     s.i += 1
     return True
 

@@ -278,6 +278,9 @@ def test_that_agrees_with_its_noun(rule, triples_of, text, wanted, unwanted):
     # before an object it stays a relation
     ("a climber pulling his legs up the rope",
      {("climber", "pulling", "legs"), ("legs", "up", "rope")}),
+    # nor a particle that starts a longer preposition
+    ("a guy has his hands out of his pockets",
+     {("person", "has", "hands"), ("hands", "out of", "pockets"), ("person", "has", "pockets")}),
 ])
 def test_posture_of_a_part(rule, triples_of, text, triples):
     assert triples_of(rule.parse(text)) == triples
