@@ -1399,7 +1399,8 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
         entities = a.builder.entities
         if r.verb and is_person(entities[r.object].head):
             return None  # "listening to a man holding a cup": the man holds it
-        if _describes_whole_after_of(a, r, c) or _participle_of_with_object(a, r, c):
+        if _describes_whole_after_of(a, r, c) or _participle_of_with_object(a, r, c) \
+                or _thing_had_resting(a, r, c):
             return r.object
         top = _top_of_prepositions(a, r.subject)
         if is_person(entities[r.object].head) and not is_person(entities[top].head) \
@@ -1407,6 +1408,21 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
             return None  # "a sign next to a man standing in a coat": a thing does not stand
         return top
     return None
+
+
+#: ``-ing`` forms of where a thing rests (``lying on``, ``hanging from``)
+_RESTING_FORMS = frozenset({"lying", "laying", "sitting", "resting", "hanging", "standing",
+                            "leaning", "sticking", "piled", "stacked"})
+
+
+def _thing_had_resting(a: Attacher, r: _Relation, c: Chunk) -> bool:
+    """Whether ``c`` says where the thing Y of ``X has Y`` rests (``the person has a bag
+    lying on the table``: the bag lies there), Y no person or animal."""
+    if not r.verb or a.word(r.start) not in ("has", "have", "had", "having") \
+            or a.word(c.start) not in _RESTING_FORMS:
+        return False
+    head = a.builder.entities[r.object].head
+    return not (is_person(head) or is_animal(head))
 
 
 #: irregular past participles (the regular ones end in ``-ed`` or ``-en``)

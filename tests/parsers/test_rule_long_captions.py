@@ -658,6 +658,9 @@ def test_possessed_part_with_an_attribute(rule, triples_of):
     ("a boy with a towel wrapped around his neck",
      {("towel", "wrapped around", "neck")}, {("boy", "wrapped around", "neck")}),
     ("a fence with a banner hung on the gate", {("banner", "hung on", "gate")}, set()),
+    # where a thing someone has rests describes that thing
+    ("the person has a bag and some magazines lying on the table",
+     {("magazines", "lying on", "table")}, {("person", "lying on", "table")}),
     # and after "X without Y", so that the pair aligns
     ("a bathroom without ski equipment laid out on the floor",
      {("bathroom", "without", "equipment"), ("equipment", "laid out on", "floor")},
