@@ -1671,6 +1671,26 @@ def subject_after_formation(a: Attacher, c: Chunk) -> int | None:
     return r.subject
 
 
+def subject_of_with_possessed(a: Attacher, c: Chunk) -> int | None:
+    """``a group of people on a sidewalk with their phones``: ``with`` before a thing that a
+    person's possessive determiner owns (``his``, ``her``, ``their``) describes that
+    person, the nearest earlier person or animal that agrees with it, not the nearest
+    noun phrase (unless that is clothing the person wears)."""
+    ci = a.current
+    if c.end - c.start != 1 or a.word(c.start) != "with" or a.next_kind(ci) != NP:
+        return None
+    pronoun = POSSESSIVE_PRONOUNS.get(a.word(a.chunks[ci + 1].start))
+    if pronoun is None or pronoun == "it" or a.last_np == a.worn:
+        return None  # "wearing a jersey with his name on the back": the jersey has it
+    entities = a.builder.entities
+    for k in range(len(entities) - 1, -1, -1):
+        head = entities[k].head
+        if entities[k].text.lower() not in PRONOUNS and (is_person(head) or is_animal(head)) \
+                and agrees(pronoun, head, k in a.partners):
+            return k if k != a.last_np else None
+    return None
+
+
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
     """Otherwise the nearest noun phrase before the relation (chains: ``the cup left of the
     plate on the table``)."""
@@ -1882,6 +1902,7 @@ SUBJECT_RULES: list[SubjectRule] = [
     subject_placed_in_scene,
     subject_beside_on_ground,
     subject_after_formation,
+    subject_of_with_possessed,
     nearest_noun_phrase,
 ]
 

@@ -193,3 +193,18 @@ def test_people_doing_something_to_a_bare_object(rule, text, triple):
     g = rule.parse(text)
     assert triple in _triples(g)
     assert all(not e.text.lower().endswith(triple[1]) for e in g.entities)
+
+
+@pytest.mark.parametrize("text, triple, not_triple", [
+    # "with" before what a person's possessive determiner owns describes that person
+    ("a group of people on a sidewalk with their mobile phones",
+     ("people", "with", "phones"), ("sidewalk", "with", "phones")),
+    ("a man on a bench with his dog", ("man", "with", "dog"), ("bench", "with", "dog")),
+    # the nearest phrase when it is the person, and clothing the person wears keeps it
+    ("a man next to a woman with her bag", ("woman", "with", "bag"), ("man", "with", "bag")),
+    ("a player wearing a jersey with his name on the back",
+     ("name", "on back of", "jersey"), ("name", "on back of", "player")),
+])
+def test_with_what_a_possessive_owns(rule, text, triple, not_triple):
+    got = _triples(rule.parse(text))
+    assert triple in got and not_triple not in got

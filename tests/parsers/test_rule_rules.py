@@ -123,6 +123,7 @@ EXAMPLES = {
     ("attach", "role_after_posture"): "a lamp stands guard by the door",
     ("subject", "subject_beside_on_ground"): "a cup on the floor near a chair",
     ("subject", "subject_after_formation"): "jars in a row on a shelf",
+    ("subject", "subject_of_with_possessed"): "people on a sidewalk with their phones",
     ("subject", "nearest_noun_phrase"): "the cup left of the plate on the table",
 }
 
