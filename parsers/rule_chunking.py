@@ -310,6 +310,20 @@ class Chunker:
         last = self.chunks[-1]
         return last.end - last.start == 1 and self.lw[last.start] in SUBJECT_PRONOUNS
 
+    def perfect_participle(self, i: int) -> bool:
+        """Whether the word at ``i``, after ``has`` / ``have`` / ``had``, is a past participle
+        of a perfect tense (``the crowd has gathered``, ``a man has fallen off``): a past
+        form before the end of the clause, a determiner or a preposition other than ``to``
+        (not before a noun: ``a box has curved edges``)."""
+        lw, n = self.lw, self.n
+        w = lw[i]
+        if not (w.endswith(("ed", "en")) and len(w) > 4 and (
+                w in VERB_FORMS or table_verb_class(w))) or w in ATTRIBUTE_WORDS:
+            return False
+        k = i + 1
+        return k >= n or lw[k] in _CLAUSE_ENDS or lw[k] in DETERMINERS \
+            or (self.rel_trie.longest(lw, k) > k and lw[k] != "to")  # "have chosen to wear"
+
     def after_subordinator(self, i: int) -> bool:
         """Whether the word at ``i`` is an ``-ing`` form right after a conjunction of time
         (``while texting on her phone``, ``when building a house``): the verb of a clause
@@ -1533,7 +1547,8 @@ def relation_phrase(s: Chunker) -> bool:
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)
                  or s.after_subordinator(i)) \
             and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s) \
-            and not _noun_after_attributes(s):
+            and not _noun_after_attributes(s) \
+            and not (w in ("has", "have", "had") and i + 1 < s.n and s.perfect_participle(i + 1)):
         end, is_verb = s.relation_end(i, s.expects_predicate())
         if end > i:
             end = s.region_end(end)
@@ -1546,14 +1561,18 @@ def relation_phrase(s: Chunker) -> bool:
 @only_for(COPULAS, _NEG_COPULAS, AUXILIARIES, _NEG_AUXILIARIES, {"has", "have", "had"})
 def copula(s: Chunker) -> bool:
     """A copula (``is``, ``isn't``), an auxiliary before a copula, a negation or a verb
-    (``can be``, ``does not``, ``doesn't have``) or ``has been`` is a copula chunk; adjacent
-    ones merge.  A contracted negation (``isn't``, ``doesn't``) joins the next relation."""
+    (``can be``, ``does not``, ``doesn't have``), ``has been`` or the ``has`` of a perfect
+    tense (:meth:`Chunker.perfect_participle`: ``has fallen off``) is a copula chunk;
+    adjacent ones merge, and so does a perfect's participle that ends its clause (``the
+    crowd has gathered .``).  A contracted negation (``isn't``, ``doesn't``) joins the next
+    relation."""
     w, i, lw = s.w, s.i, s.lw
     if (w in COPULAS or w in _NEG_COPULAS
             or ((w in AUXILIARIES or w in _NEG_AUXILIARIES) and i + 1 < s.n
                 and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS or lw[i + 1] in LIGHT_VERBS
                      or lw[i + 1] in VERB_FORMS or table_verb_class(lw[i + 1])))
-            or (w in ("has", "have", "had") and i + 1 < s.n and lw[i + 1] == "been")) \
+            or (w in ("has", "have", "had") and i + 1 < s.n
+                and (lw[i + 1] == "been" or s.perfect_participle(i + 1)))) \
             and (s.np_start < 0 or s.np_content):
         s.close_np(i)
         chunks = s.chunks
@@ -1563,6 +1582,11 @@ def copula(s: Chunker) -> bool:
             chunks.append(Chunk(COP, i, i + 1))
         s.neg_at = i if w in _NEG_COPULAS or w in _NEG_AUXILIARIES else -1
         s.i += 1
+        if w in ("has", "have", "had") and s.perfect_participle(i + 1) \
+                and (i + 2 >= s.n or lw[i + 2] in _CLAUSE_ENDS):
+            # "the crowd has gathered .": a verb without an object names no relation
+            chunks[-1].end = i + 2
+            s.i += 1
         return True
     return False
 

@@ -208,3 +208,15 @@ def test_people_doing_something_to_a_bare_object(rule, text, triple):
 def test_with_what_a_possessive_owns(rule, text, triple, not_triple):
     got = _triples(rule.parse(text))
     assert triple in got and not_triple not in got
+
+
+@pytest.mark.parametrize("text, triples", [
+    # "has" before the past participle of a perfect tense is an auxiliary, no possession
+    ("a man has fallen off his bike", {("man", "fallen off", "bike")}),
+    ("the truck has stopped near a house", {("truck", "stopped near", "house")}),
+    ("the large crowd has gathered and is eating", set()),
+    # before a noun the participle describes what is had
+    ("a box has curved edges", {("box", "has", "edges")}),
+])
+def test_perfect_tense(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples
