@@ -355,9 +355,13 @@ class Chunker:
             if not predicate and self.plural_after_attributes(i):
                 return end, False  # "dead leaves on the ground": the leaves are the head
             if not predicate and w in WEAK_VERB_FORMS:
-                # after a possessive or "of" such a form is a noun ("a pair of shoes the ...")
-                possessed = i > 0 and (lw[i - 1].endswith(("'s", "’s", "s'"))
-                                       or lw[i - 1] == "of")
+                # after a possessive or "of" such a form is a noun ("a pair of shoes the
+                # ..."), and so is one not in -ing right after a preposition ("a tree with
+                # leaves near a house")
+                possessed = i > 0 and (
+                    lw[i - 1].endswith(("'s", "’s", "s'")) or lw[i - 1] == "of"
+                    or (self.pk == REL and self.np_start < 0 and not self.chunks[-1].verb
+                        and self.chunks[-1].end == i and not w.endswith("ing")))
                 ok = not possessed and (
                     nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in _COUNT_WORDS
                     or nxt.isdigit() or nxt in PARTITIVE_NOUNS

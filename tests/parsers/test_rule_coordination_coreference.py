@@ -220,3 +220,13 @@ def test_with_what_a_possessive_owns(rule, text, triple, not_triple):
 ])
 def test_perfect_tense(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a verb form not in -ing right after a preposition is its object, a noun
+    ("a tree with leaves near a house", {("tree", "with", "leaves"), ("leaves", "near", "house")}),
+    ("a dog with sticks in its mouth", {("dog", "with", "sticks"), ("sticks", "in", "mouth"),
+                                        ("dog", "has", "mouth")}),
+])
+def test_verb_form_after_a_preposition_is_a_noun(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples
