@@ -727,11 +727,13 @@ class Chunker:
                 and self.is_participle(end - 1) and lw[end - 2] not in ATTRIBUTE_WORDS \
                 and self.compound_trie.longest(lw, end - 2) != end:
             end -= 1
-        # an attribute after a possessed part (``her mouth open``, ``its eyes closed``)
-        # describes the part, which stays the head
+        # an attribute or a past participle after a possessed part (``her mouth open``,
+        # ``its eyes closed``, ``his hand extended``) describes the part, which stays the head
         posture = ""
         if end - 2 >= det_end and (lw[end - 1] in ATTRIBUTE_WORDS
-                                   or lw[end - 1] in _PART_POSTURES) and lw[start] in (
+                                   or lw[end - 1] in _PART_POSTURES
+                                   or (lw[end - 1].endswith("ed") and len(lw[end - 1]) > 4)) \
+                and lw[start] in (
                 "his", "her", "its", "their", "my", "your") \
                 and lexicon_form(lw[end - 2], OWNED_PART_NOUNS):
             end -= 1
@@ -813,7 +815,7 @@ class Chunker:
             return
         w = lw[k]
         if (not w.isalpha() or w in ATTRIBUTE_WORDS or w in ADVERBS or w in DETERMINERS
-                or w in PART_NOUNS or w in _COUNT_WORDS
+                or w in PART_NOUNS or w in _COUNT_WORDS or is_modifier(w)
                 or (w.endswith(_ADJECTIVE_ENDINGS) and w not in PARTICIPLE_NOUNS)
                 or (w.endswith(("al", "ic")) and w not in _AL_IC_WHOLES)
                 or (w.endswith("y") and w not in _Y_NOUNS)):

@@ -230,3 +230,15 @@ def test_perfect_tense(rule, text, triples):
 ])
 def test_verb_form_after_a_preposition_is_a_noun(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+def test_participle_after_a_possessed_part_and_adjective_before_a_part(rule):
+    # a past participle after a possessed part describes the part, which stays the head
+    g = rule.parse("a tennis player has his hand extended")
+    hand = next(e for e in g.entities if e.head == "hand")
+    assert hand.modifiers == ["extended"]
+    assert ("player", "has", "hand") in _triples(g)
+    # an adjective before a part noun is no whole that has the part
+    g = rule.parse("a red brick house with multiple chimneys")
+    assert _triples(g) == {("house", "with", "chimneys")}
+    assert ("truck", "has", "doors") in _triples(rule.parse("the truck doors"))
