@@ -1290,12 +1290,13 @@ def coordinated_relation_phrase(a: Attacher, c: Chunk, ci: int) -> bool:
     """``next to and to the left of``: a relation phrase right after another one (with no
     object between them) extends it into one relation phrase; a verb after ``and`` and
     another verb without an object replaces it (``a dog running and jumping over a log``:
-    ``jumping over``), as does a participle right after another one (``a man standing
+    ``jumping over``), as does a verb after a comma (``a woman looking up , holding a
+    cup``: ``holding``) and a participle right after another one (``a man standing
     wearing a hat``: ``wearing``).  After a copula the new phrase is a relation of its own
     (``a boy running is wearing a cap``: ``wearing``)."""
     p = a.pending
     if p is not None and not p.copula and a.prev != COP:
-        if p.verb and c.verb and (a.prev == CONJ or (
+        if p.verb and c.verb and (a.prev in (CONJ, SOFT) or (
                 a.prev == REL and p.end - p.start == 1 and a.word(p.start).endswith("ing")
                 and a.word(c.start).endswith("ing"))):
             p.start = c.neg_start

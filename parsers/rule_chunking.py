@@ -1374,6 +1374,20 @@ _IRREGULAR_PARTICIPLES = frozenset({"set", "laid", "put", "cut", "hung", "lit", 
                                     "blown", "spun", "split"})
 
 
+@only_for(_TRAILING_PARTICLES)
+def particle_ending_a_verb(s: Chunker) -> bool:
+    """A particle or adverb that ends the clause right after a verb (``a guy walking away
+    .``, ``two cats sitting together``) completes the verb, which then has no object: no
+    entity ``away``."""
+    i, lw = s.i, s.lw
+    if s.np_start < 0 and s.pk == REL and s.chunks[-1].verb and s.chunks[-1].end == i \
+            and s.w in _TRAILING_PARTICLES and (i + 1 >= s.n or lw[i + 1] in _CLAUSE_ENDS):
+        s.chunks[-1].end = i + 1
+        s.i += 1
+        return True
+    return False
+
+
 def participle_and_particle_after_noun(s: Chunker) -> bool:
     """A past participle and a particle right after a noun, before a preposition or the end
     of the clause (``a street light turned off .``, ``a tree set up in front of the
@@ -1751,6 +1765,7 @@ CHUNK_RULES: list[ChunkRule] = [
     participle_after_noun,
     participle_with_particle,
     participle_and_particle_after_noun,
+    particle_ending_a_verb,
     participle_inside_noun_phrase,
     particle_inside_noun_phrase,
     posture_of_part,

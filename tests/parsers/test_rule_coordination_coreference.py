@@ -242,3 +242,15 @@ def test_participle_after_a_possessed_part_and_adjective_before_a_part(rule):
     g = rule.parse("a red brick house with multiple chimneys")
     assert _triples(g) == {("house", "with", "chimneys")}
     assert ("truck", "has", "doors") in _triples(rule.parse("the truck doors"))
+
+
+@pytest.mark.parametrize("text, triples", [
+    # a particle that ends the clause after a verb completes it: no entity "away"
+    ("black hair on the back of a man walking away .", {("hair", "on the back of", "man")}),
+    ("a dog running away", set()),
+    # a verb after a comma replaces one still without an object
+    ("a woman looking away , holding a cup", {("woman", "holding", "cup")}),
+    ("a woman looking up, holding a cup", {("woman", "holding", "cup")}),
+])
+def test_verbs_without_objects_before_a_comma_or_the_end(rule, text, triples):
+    assert _triples(rule.parse(text)) == triples
