@@ -1413,7 +1413,7 @@ def participle_after_prepositional_object(a: Attacher, c: Chunk) -> int | None:
 
 #: ``-ing`` forms of where a thing rests (``lying on``, ``hanging from``)
 _RESTING_FORMS = frozenset({"lying", "laying", "sitting", "resting", "hanging", "standing",
-                            "leaning", "sticking", "piled", "stacked"})
+                            "leaning", "sticking"})
 
 
 def _thing_had_resting(a: Attacher, r: _Relation, c: Chunk) -> bool:

@@ -182,10 +182,10 @@ _OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle",
                               "outside"})
 
 
-#: verbs of trying or being about to, which before ``to`` await a verb
 #: conjunctions of time after which an ``-ing`` word is the clause's verb (``while texting``)
 _TEMPORAL_SUBORDINATORS = frozenset({"while", "whilst", "when", "whenever", "once", "until",
                                      "till"})
+#: verbs of trying or being about to, which before ``to`` await a verb
 _TRYING_VERBS = frozenset({"going", "trying", "attempting", "preparing", "about", "wants",
                            "want", "waiting", "ready", "getting"})
 
@@ -733,8 +733,7 @@ class Chunker:
         if end - 2 >= det_end and (lw[end - 1] in ATTRIBUTE_WORDS
                                    or lw[end - 1] in _PART_POSTURES
                                    or (lw[end - 1].endswith("ed") and len(lw[end - 1]) > 4)) \
-                and lw[start] in (
-                "his", "her", "its", "their", "my", "your") \
+                and lw[start] in ("his", "her", "its", "their", "my", "your") \
                 and lexicon_form(lw[end - 2], OWNED_PART_NOUNS):
             end -= 1
             posture = tokens[end]
@@ -1057,7 +1056,6 @@ def attribute_list_comma(s: Chunker) -> bool:
     return True
 
 
-@only_for({"and", "or"})
 def _adjective_word(w: str) -> bool:
     """A word used mostly as an adjective (not an adverb: ``here``), or a hyphenated
     compound that ends in one or in a past participle (``well-lit``, ``well-decorated``)."""
@@ -1068,6 +1066,7 @@ def _adjective_word(w: str) -> bool:
         last in ATTRIBUTE_WORDS or is_modifier(last) or last.endswith("ed"))
 
 
+@only_for({"and", "or"})
 def attribute_coordination(s: Chunker) -> bool:
     """``and`` / ``or`` between two attribute words (``a black and white cat``) stays in the
     noun phrase, unless a relation and its object follow; so it does between an adjective
