@@ -755,8 +755,9 @@ def _stand_in_head(a: Attacher, c: Chunk, head: str) -> str:
 
 def _owner(a: Attacher, pronoun: str, e: int) -> int:
     """The entity a possessive determiner before the entity ``e`` stands for: for ``its``
-    the nearest earlier animal, else the clause's subject if it agrees; otherwise (and
-    for ``his`` / ``her`` / ``their``) the nearest earlier entity that agrees."""
+    the nearest earlier animal, else the clause's subject if it agrees; for ``their`` the
+    nearest earlier people or animals; otherwise (and for ``his`` / ``her``) the nearest
+    earlier entity that agrees."""
     entities = a.builder.entities
     if pronoun == "it":
         for k in range(e - 1, -1, -1):
@@ -765,6 +766,14 @@ def _owner(a: Attacher, pronoun: str, e: int) -> int:
         s = a.clause_subj
         if 0 <= s < e and agrees(pronoun, entities[s].head, s in a.partners):
             return s
+    if pronoun == "they":
+        # a body part is a person's or an animal's (``goggles over their eyes``: not the
+        # goggles' eyes)
+        for k in range(e - 1, -1, -1):
+            head = entities[k].head
+            if entities[k].text.lower() not in PRONOUNS and (is_person(head) or is_animal(head)) \
+                    and agrees(pronoun, head, k in a.partners):
+                return k
     k = antecedent(a, pronoun, e, strict=True)
     return k if k < e else -1
 

@@ -254,3 +254,10 @@ def test_participle_after_a_possessed_part_and_adjective_before_a_part(rule):
 ])
 def test_verbs_without_objects_before_a_comma_or_the_end(rule, text, triples):
     assert _triples(rule.parse(text)) == triples
+
+
+def test_their_body_part_belongs_to_people_not_the_nearest_plural(rule):
+    g = rule.parse("two skiers with goggles over their eyes")
+    got = _triples(g)
+    assert ("goggles", "has", "eyes") not in got
+    assert ("skiers", "has", "eyes") in got
