@@ -67,7 +67,7 @@ from parsers.rule_chunking import (
     Chunk,
     table_verb_class,
 )
-from parsers.word_classes import CONJUNCTION_WORDS, VERB, WEAK
+from parsers.word_classes import CONJUNCTION_WORDS, SUBORDINATORS, VERB, WEAK
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
@@ -769,13 +769,23 @@ def _owner(a: Attacher, pronoun: str, e: int) -> int:
     if pronoun == "they":
         # a body part is a person's or an animal's (``goggles over their eyes``: not the
         # goggles' eyes)
-        for k in range(e - 1, -1, -1):
-            head = entities[k].head
-            if entities[k].text.lower() not in PRONOUNS and (is_person(head) or is_animal(head)) \
-                    and agrees(pronoun, head, k in a.partners):
-                return k
+        k = _nearest_living(a, pronoun, e)
+        if k >= 0:
+            return k
     k = antecedent(a, pronoun, e, strict=True)
     return k if k < e else -1
+
+
+def _nearest_living(a: Attacher, pronoun: str, before: int) -> int:
+    """The nearest entity before index ``before`` that is a person or an animal agreeing with
+    ``pronoun`` (not a pronoun itself); -1 if none."""
+    entities = a.builder.entities
+    for k in range(before - 1, -1, -1):
+        head = entities[k].head
+        if entities[k].text.lower() not in PRONOUNS and (is_person(head) or is_animal(head)) \
+                and agrees(pronoun, head, k in a.partners):
+            return k
+    return -1
 
 
 def owned_part(a: Attacher, c: Chunk, e: int) -> None:
@@ -1004,8 +1014,8 @@ def _subjects_so_far(a: Attacher) -> bool:
 
 def subordinate_clause_subject(a: Attacher, e: int, ci: int) -> bool:
     """``grass in the outfield while the infield is dirt``: a noun phrase right after a
-    conjunction that opens a clause (:data:`_SUBORDINATORS`) is that clause's subject,
-    linked to the root by an unnamed relation."""
+    conjunction that opens a clause (:data:`~parsers.word_classes.SUBORDINATORS`) is that
+    clause's subject, linked to the root by an unnamed relation."""
     if a.prev == CONJ and a.conj_clause and a.conj_np >= 0:
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.prev_subj, a.clause_subj, a.pred_subj, a.ctx_subj = a.clause_subj, e, -1, -1
@@ -1692,13 +1702,8 @@ def subject_of_with_possessed(a: Attacher, c: Chunk) -> int | None:
     pronoun = POSSESSIVE_PRONOUNS.get(a.word(a.chunks[ci + 1].start))
     if pronoun is None or pronoun == "it" or a.last_np == a.worn:
         return None  # "wearing a jersey with his name on the back": the jersey has it
-    entities = a.builder.entities
-    for k in range(len(entities) - 1, -1, -1):
-        head = entities[k].head
-        if entities[k].text.lower() not in PRONOUNS and (is_person(head) or is_animal(head)) \
-                and agrees(pronoun, head, k in a.partners):
-            return k if k != a.last_np else None
-    return None
+    k = _nearest_living(a, pronoun, len(a.builder.entities))
+    return k if k >= 0 and k != a.last_np else None
 
 
 def nearest_noun_phrase(a: Attacher, c: Chunk) -> int | None:
@@ -1800,9 +1805,6 @@ def _agreeing_antecedent(a: Attacher, copula: str) -> int:
 
 #: conjunctions that join two things as such (their ``and`` relations keep the word)
 _COORDINATORS = frozenset({"and", "or", "but", "&", "nor"})
-#: conjunctions that open a clause of their own
-_SUBORDINATORS = frozenset({"while", "whilst", "when", "whenever", "because", "although",
-                            "though", "if", "unless", "until", "till", "once", "whereas"})
 
 
 def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
@@ -1814,7 +1816,7 @@ def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
     a.conj_np = a.last_np
     words = " ".join(a.tokens[c.start:c.end]).lower()
     coordinator = words in _COORDINATORS
-    a.conj_clause = words in _SUBORDINATORS
+    a.conj_clause = words in SUBORDINATORS
     a.conj_span = (c.start, c.end) if coordinator else (c.start, c.start)
     p = a.pending
     if not coordinator and p is not None and p.verb and not p.copula:

@@ -57,7 +57,13 @@ from parsers.lexicon import (
     word_forms,
 )
 from parsers.noun_classes import is_modifier
-from parsers.word_classes import CONJUNCTION_WORDS, NOUNISH, VERB, WEAK
+from parsers.word_classes import (
+    CONJUNCTION_WORDS,
+    NOUNISH,
+    TEMPORAL_SUBORDINATORS,
+    VERB,
+    WEAK,
+)
 
 #: verbs of standing or keeping still, whose bare noun of a watch says what the subject
 #: does there (``stands guard``), as does any noun after them and ``as`` (``stands as a
@@ -182,9 +188,6 @@ _OPENING_REGIONS = frozenset({"side", "sides", "top", "back", "front", "middle",
                               "outside"})
 
 
-#: conjunctions of time after which an ``-ing`` word is the clause's verb (``while texting``)
-_TEMPORAL_SUBORDINATORS = frozenset({"while", "whilst", "when", "whenever", "once", "until",
-                                     "till"})
 #: verbs of trying or being about to, which before ``to`` await a verb
 _TRYING_VERBS = frozenset({"going", "trying", "attempting", "preparing", "about", "wants",
                            "want", "waiting", "ready", "getting"})
@@ -330,7 +333,7 @@ class Chunker:
         whose subject is left out, whatever its word class."""
         chunks = self.chunks
         return (self.np_start < 0 and bool(chunks) and chunks[-1].kind == CONJ
-                and chunks[-1].end == i and self.lw[i - 1] in _TEMPORAL_SUBORDINATORS
+                and chunks[-1].end == i and self.lw[i - 1] in TEMPORAL_SUBORDINATORS
                 and len(self.lw[i]) > 5 and self.lw[i].endswith("ing"))
 
     def relation_end(self, i: int, predicate: bool) -> tuple[int, bool]:
@@ -544,9 +547,8 @@ class Chunker:
                 or i - 1 < self.np_det_end or i + 1 >= self.n:
             return False
         prev, nxt = lw[i - 1], lw[i + 1]
-        people = prev in WEARER_NOUNS or (prev.endswith("s") and prev[:-1] in WEARER_NOUNS)
-        if not people or nxt in _TRYING_VERBS:  # "getting ready to": see _before_ready
-            return False
+        if not lexicon_form(prev, WEARER_NOUNS) or nxt in _TRYING_VERBS:
+            return False  # "getting ready to": see _before_ready
         # an attribute word only before a noun of its own (``selling hot dogs``)
         if nxt in ATTRIBUTE_WORDS:
             return i + 2 < self.n and self.bare_noun_at(i + 2)
@@ -1586,12 +1588,13 @@ def copula(s: Chunker) -> bool:
     crowd has gathered .``).  A contracted negation (``isn't``, ``doesn't``) joins the next
     relation."""
     w, i, lw = s.w, s.i, s.lw
+    perfect = w in ("has", "have", "had") and i + 1 < s.n and s.perfect_participle(i + 1)
     if (w in COPULAS or w in _NEG_COPULAS
             or ((w in AUXILIARIES or w in _NEG_AUXILIARIES) and i + 1 < s.n
                 and (lw[i + 1] in COPULAS or lw[i + 1] in NEGATIONS or lw[i + 1] in LIGHT_VERBS
                      or lw[i + 1] in VERB_FORMS or table_verb_class(lw[i + 1])))
-            or (w in ("has", "have", "had") and i + 1 < s.n
-                and (lw[i + 1] == "been" or s.perfect_participle(i + 1)))) \
+            or (w in ("has", "have", "had") and i + 1 < s.n and lw[i + 1] == "been")
+            or perfect) \
             and (s.np_start < 0 or s.np_content):
         s.close_np(i)
         chunks = s.chunks
@@ -1601,8 +1604,7 @@ def copula(s: Chunker) -> bool:
             chunks.append(Chunk(COP, i, i + 1))
         s.neg_at = i if w in _NEG_COPULAS or w in _NEG_AUXILIARIES else -1
         s.i += 1
-        if w in ("has", "have", "had") and s.perfect_participle(i + 1) \
-                and (i + 2 >= s.n or lw[i + 2] in _CLAUSE_ENDS):
+        if perfect and (i + 2 >= s.n or lw[i + 2] in _CLAUSE_ENDS):
             # "the crowd has gathered .": a verb without an object names no relation
             chunks[-1].end = i + 2
             s.i += 1

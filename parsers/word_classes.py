@@ -34,8 +34,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["VERB", "WEAK", "NOUNISH", "CONJUNCTION_WORDS", "verb_class", "is_verb_form",
-           "is_adverb", "is_conjunction", "inflections", "build_table"]
+__all__ = ["VERB", "WEAK", "NOUNISH", "CONJUNCTION_WORDS", "SUBORDINATORS",
+           "TEMPORAL_SUBORDINATORS", "verb_class", "is_verb_form", "is_adverb",
+           "is_conjunction", "inflections", "build_table"]
 
 #: verb-form classes (see the module docstring); 0 means not a verb form
 VERB, WEAK, NOUNISH = 1, 2, 3
@@ -46,6 +47,12 @@ CONJUNCTION_WORDS: frozenset[str] = frozenset({
     "and", "or", "but", "nor", "yet", "while", "whilst", "whereas", "although", "though",
     "because", "plus", "&", "when", "whenever", "if", "unless", "until", "till", "once",
 })
+#: the conjunctions among them that open a clause of their own (``while``, ``because``)
+SUBORDINATORS: frozenset[str] = CONJUNCTION_WORDS - {"and", "or", "but", "nor", "yet", "plus",
+                                                     "&"}
+#: those of time, after which an ``-ing`` word is the clause's verb (``while texting``)
+TEMPORAL_SUBORDINATORS: frozenset[str] = frozenset({"while", "whilst", "when", "whenever",
+                                                    "once", "until", "till"})
 
 _VOWELS = frozenset("aeiou")
 
