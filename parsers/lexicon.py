@@ -622,7 +622,7 @@ ADVERBS: frozenset[str] = frozenset({
 #: words between a copula and a relation that are not part of the relation phrase
 LOCATIVE_FILLERS: frozenset[str] = frozenset({
     "located", "positioned", "situated", "found", "seen", "shown", "pictured", "visible",
-    "placed", "set", "kept", "put",
+    "set", "kept",
 })
 
 #: verbs and prepositions that only introduce an attribute comparison: in ``that has the

@@ -1331,6 +1331,25 @@ def participle_after_noun(s: Chunker) -> bool:
     return True
 
 
+@only_for(_ATTRIBUTE_PARTICIPLES)
+def participle_ending_where_clause(s: Chunker) -> bool:
+    """An attribute participle right after the copula of a clause opened by ``where``, at
+    the clause's end (``the chair where the kid is sitting``), is the clause's verb, not a
+    state of its subject: the verb whose place ``where`` names (``sitting on`` the chair)."""
+    i, lw = s.i, s.lw
+    if s.np_start >= 0 or s.pk != COP or (i + 1 < s.n and lw[i + 1] not in _CLAUSE_ENDS):
+        return False
+    for c in reversed(s.chunks):
+        if c.kind in (HARD, SOFT, CONJ):
+            return False
+        if c.kind == PRON:
+            if lw[c.start] != "where":
+                return False
+            s.add_relation(i + 1, True)
+            return True
+    return False
+
+
 def _adjective_like(w: str) -> bool:
     """Whether a lowercase word reads as an adjective: an attribute word of the lexicon or
     one with an adjective ending (``cozy``, ``eastern``, ``wooden``)."""
@@ -1764,6 +1783,7 @@ CHUNK_RULES: list[ChunkRule] = [
     infinitive,
     light_verb_before_comparison,
     participle_after_noun,
+    participle_ending_where_clause,
     participle_with_particle,
     participle_and_particle_after_noun,
     particle_ending_a_verb,

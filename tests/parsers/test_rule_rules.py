@@ -44,6 +44,7 @@ EXAMPLES = {
     ("chunk", "adverb_before_relation"): "the lamp directly above the table",
     ("chunk", "light_verb_before_comparison"): "the square that has the same color as the cross",
     ("chunk", "participle_after_noun"): "two women sitting together",
+    ("chunk", "participle_ending_where_clause"): "the chair where the kid is sitting",
     ("chunk", "participle_with_particle"): "a woman setting down a plate",
     ("chunk", "participle_and_particle_after_noun"): "a street light turned off .",
     ("chunk", "particle_ending_a_verb"): "a dog running away",
