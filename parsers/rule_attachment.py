@@ -42,6 +42,7 @@ from parsers.lexicon import (
     DISPLAY_VERB_FORMS,
     HOLDER_NOUNS,
     LIGHT_VERBS,
+    LOCATIVE_FILLERS,
     OWNED_PART_NOUNS,
     PICTURE_NOUNS,
     POSITION_NOUNS,
@@ -67,7 +68,7 @@ from parsers.rule_chunking import (
     Chunk,
     table_verb_class,
 )
-from parsers.word_classes import CONJUNCTION_WORDS, SUBORDINATORS, VERB, WEAK
+from parsers.word_classes import CONJUNCTION_WORDS, SUBORDINATORS, VERB, WEAK, verb_class
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
@@ -348,11 +349,29 @@ def _it_of(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
 
 
 # ------------------------------------------------------- noun phrase chunks
+def _state_ending_clause(a: Attacher, c: Chunk, ci: int) -> bool:
+    """Whether the noun phrase ``c`` is one word ending its clause that reads as a state, a
+    past participle or a verb's ``-ing`` form the lexicon does not know as a noun, or a
+    word mostly used as an adjective (``the food is cooked .``, ``the bags are missing``)."""
+    if c.end - c.start != 1 or c.owner is not None \
+            or a.next_kind(ci) not in (HARD, SOFT, CONJ, -1):
+        return False
+    w = a.word(c.start)
+    return w in LOCATIVE_FILLERS or is_modifier(w) or (
+        w.endswith(("ed", "en", "ing")) and verb_class(w) in (VERB, WEAK))
+
+
 def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
     """Attribute words after a copula (``the cat is black``) are modifiers of the copula's
     subject (and of the subjects coordinated with it: ``the cat and the dog are black``),
     not an entity."""
     p = a.pending
+    if p is not None and p.copula and p.subject >= 0 and not c.attr_only \
+            and _state_ending_clause(a, c, ci):
+        if a.word(c.start) not in LOCATIVE_FILLERS:  # "are seen here": no state
+            a.builder.entities[p.subject].modifiers.append(a.tokens[c.start])
+        a.pending = None
+        return True
     if p is not None and p.copula and c.attr_only and p.subject >= 0:
         tokens = a.tokens
         words = [tokens[k] for k in range(c.start, c.end) if tokens[k].lower() not in ("and", "or")]
@@ -727,9 +746,10 @@ def _stand_in_head(a: Attacher, c: Chunk, head: str) -> str:
     """The head of a noun phrase that only stands for a noun named before it, as FACTUAL
     names such entities: ``each other`` / ``one another`` after a relation is its subject
     (``two boats next to each other``: boat next to boat); ``one``, ``the other``, ``the
-    others`` the nearest earlier plural (``two men , one in a red coat``), else the
-    nearest earlier entity (``the bowl next to the one with a lid``), where a relation or
-    a relative clause describes it.  Other heads stay."""
+    others`` the nearest earlier plural (``two men , one in a red coat``), else (not for
+    ``others`` / ``ones``: no single thing stands for them) the nearest earlier entity
+    (``the bowl next to the one with a lid``), where a relation or a relative clause
+    describes it.  Other heads stay."""
     low = head.lower()
     if low not in _STAND_IN_NOUNS and low != "another" or c.owner is not None:
         return head
@@ -750,6 +770,8 @@ def _stand_in_head(a: Attacher, c: Chunk, head: str) -> str:
         if agrees("they", other):
             return other
         fallback = fallback or other
+    if low in ("others", "ones"):
+        return head
     return fallback or head
 
 
@@ -949,7 +971,7 @@ def coordinated_clause(a: Attacher, e: int, ci: int) -> bool:
     or of a participle of the clause's subject (``a cup with a lid and a straw is on the
     table``: the straw is another object, the cup is on the table)."""
     if _after_conjunction(a) and (a.next_kind(ci) == COP or _finite_verb_after(a, ci)) \
-            and not _object_of_modifier(a) and not _subjects_so_far(a):
+            and not _object_of_modifier(a) and not _subjects_so_far(a, ci):
         a.builder.add_relation(a.root if a.root >= 0 else 0, e, *a.conj_span)
         a.clause_subj = e
         a.ctx_subj = -1
@@ -995,7 +1017,7 @@ def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
                                or _after_list_comma(a, ci)):
         a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
         return True
-    if _subjects_so_far(a) and a.next_kind(ci) == COP \
+    if _subjects_so_far(a, ci) and a.next_kind(ci) == COP \
             and (_after_conjunction(a) or _after_list_comma(a, ci)):
         # "the pizza and the drink are on a mat": the copula's clause describes both
         a.partners[e] = [*a.partners.pop(a.conj_np, ()), a.conj_np]
@@ -1004,12 +1026,14 @@ def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
     return False
 
 
-def _subjects_so_far(a: Attacher) -> bool:
-    """Whether the noun phrases before the last conjunction are all subjects of the clause
-    (``the pizza and the drink are``; not ``a man holds a cup and a dog is``)."""
+def _subjects_so_far(a: Attacher, ci: int) -> bool:
+    """Whether the noun phrases before the last conjunction, right before the noun phrase
+    ``ci``, are all subjects of the clause (``the pizza and the drink are``; not ``a man
+    holds a cup and a dog is``, nor ``a man is tall and a woman is``)."""
     conj = a.conj_np
     return conj >= 0 and (conj == a.clause_subj or conj in a.partners) \
-        and not (a.last_rel is not None and a.last_rel.object == conj)
+        and not (a.last_rel is not None and a.last_rel.object == conj) \
+        and a.builder.entities[conj].span[1] == a.chunks[ci - 2].end
 
 
 def subordinate_clause_subject(a: Attacher, e: int, ci: int) -> bool:

@@ -36,3 +36,47 @@ def test_posture_participle_ends_a_where_clause(rule, triples_of, text, triple):
 def test_posture_participle_after_a_copula_elsewhere_stays_a_state(rule):
     graph = rule.parse("a man is sitting .")
     assert len(graph.entities) == 1 and "sitting" in graph.entities[0].modifiers
+
+
+@pytest.mark.parametrize("text, state", [
+    # one word of state ending the clause after a copula describes the subject
+    ("The food is cooked .", "cooked"),
+    ("Two pieces of luggage are missing .", "missing"),
+])
+def test_state_after_a_copula_is_an_attribute(rule, text, state):
+    graph = rule.parse(text)
+    assert state not in [e.head for e in graph.entities]
+    assert any(state in e.modifiers for e in graph.entities)
+    assert not any(r.text in ("is", "are") for r in graph.relations)
+
+
+def test_filler_after_a_copula_names_nothing(rule):
+    graph = rule.parse("Two pieces of luggage are seen here .")
+    assert [e.head for e in graph.entities] == ["luggage"]
+    assert graph.relations == [] and "seen" not in graph.entities[0].modifiers
+
+
+def test_others_stand_for_no_single_thing(rule):
+    graph = rule.parse("A player throws a pitch while others watch from the dugout .")
+    assert [e.head for e in graph.entities] == ["player", "pitch", "others", "dugout"]
+    # a singular stand-in still takes the nearest earlier entity
+    assert [e.head for e in rule.parse("the bowl next to the one with a lid").entities] \
+        == ["bowl", "bowl", "lid"]
+
+
+@pytest.mark.parametrize("text, states", [
+    # a clause of one subject ended by its copula's complement: the next subject after
+    # "and" starts a clause of its own, its state is not the first one's
+    ("a man is tall and a woman is short", {"man": ["tall"], "woman": ["short"]}),
+    ("the dog has fallen and the cat is asleep", {"dog": [], "cat": ["asleep"]}),
+])
+def test_clause_after_a_complete_copula_clause(rule, text, states):
+    graph = rule.parse(text)
+    assert {e.head: e.modifiers for e in graph.entities} == states
+
+
+def test_subjects_coordinated_before_a_copula_share_it(rule, triples_of):
+    got = triples_of(rule.parse("the pizza , the cup and the drink are on a mat"))
+    assert {("pizza", "on", "mat"), ("cup", "on", "mat"), ("drink", "on", "mat")} <= got
+    got = triples_of(rule.parse("a man is standing and a woman is sitting on a bench"))
+    assert ("woman", "sitting on", "bench") in got and ("man", "sitting on", "bench") not in got
