@@ -1148,13 +1148,14 @@ def unknown_adverb(s: Chunker) -> bool:
     :func:`parsers.word_classes.is_adverb`) is not part of a noun phrase: unless a content
     word follows it inside the phrase (``a brightly coloured kite``; right after a
     determiner and adverbs also a verb form, ``a well used skateboard``, ``a very well
-    trained dog``), it ends the open phrase and is skipped."""
+    trained dog``; not before another such adverb, ``sitting closely together``), it ends
+    the open phrase and is skipped."""
     i, lw, n = s.i, s.lw, s.n
     if not table_adverb(s.w) or s.w in s.rel_trie.root:
         return False
     nxt = lw[i + 1] if i + 1 < n else ""
     if nxt[:1].isalnum() and nxt not in DETERMINERS and nxt not in COPULAS \
-            and nxt not in CONJUNCTIONS and (
+            and nxt not in CONJUNCTIONS and not table_adverb(nxt) and (
                 (not s.starts_relation(i + 1)
                  and (s.np_start < 0 or not s.np_content or nxt in ATTRIBUTE_WORDS))
                 or (s.np_start >= 0 and s.rel_trie.longest(lw, i + 1) == i + 1
@@ -1423,6 +1424,13 @@ def participle_and_particle_after_noun(s: Chunker) -> bool:
         return False
     after = i + 2
     prep_end = s.rel_trie.longest(lw, after) if after < n else after
+    if after < n and lw[after].endswith("ing") and (
+            lw[after] in VERB_FORMS or table_verb_class(lw[after]) in (VERB, WEAK)):
+        # "suitcases grouped together waiting on a sidewalk": the verb after them has the
+        # object; the two words only say how the things are
+        s.close_np(i)
+        s.i = after
+        return True
     if after < n and lw[after].isalpha() and prep_end <= after:
         return False  # "a broken off branch": the noun after the particle is the head
     s.close_np(i)

@@ -80,3 +80,23 @@ def test_subjects_coordinated_before_a_copula_share_it(rule, triples_of):
     assert {("pizza", "on", "mat"), ("cup", "on", "mat"), ("drink", "on", "mat")} <= got
     got = triples_of(rule.parse("a man is standing and a woman is sitting on a bench"))
     assert ("woman", "sitting on", "bench") in got and ("man", "sitting on", "bench") not in got
+
+
+@pytest.mark.parametrize("text, triple", [
+    # a past participle and a particle after a noun, before another verb, say how the
+    # things are: the verb after them has the object
+    ("aerial view of suitcases grouped together waiting on a sidewalk",
+     ("suitcases", "waiting on", "sidewalk")),
+    ("bikes lined up waiting at a light", ("bikes", "waiting at", "light")),
+])
+def test_participle_and_particle_before_a_verb(rule, triples_of, text, triple):
+    graph = rule.parse(text)
+    assert triples_of(graph) == {triple}
+    assert len(graph.entities) == 2
+
+
+def test_two_adverbs_end_a_clause(rule):
+    graph = rule.parse("Two young girls in uniforms sitting closely together .")
+    assert [e.head for e in graph.entities] == ["girls", "uniforms"]
+    # an adverb before a content word still belongs to its phrase
+    assert rule.parse("a brightly coloured kite").entities[0].modifiers == ["brightly", "coloured"]
