@@ -286,13 +286,14 @@ SubjectRule = Callable[[Attacher, Chunk], "int | None"]
 def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: bool) -> bool:
     """Whether a relation starting with ``word`` after the object of another relation
     describes that relation's subject: after worn clothing, anything but ``with`` and
-    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` (``a
-    boy hitting a ball with a bat``), not after the agent of a passive (``a square
-    dominated by a tower with a clock``: the tower has it).  ``at`` there chains like
+    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
+    ``without`` (``a boy hitting a ball with a bat``, ``... without a bat``: the two parse
+    alike), not after the agent of a passive (``a square dominated by a tower with a
+    clock``: the tower has it).  ``at`` there chains like
     the other places (``playing a game at a hall`` / ``behind a hall`` parse alike)."""
     if after_clothing:
         return word not in ("with", "on")
-    return bool(after_verb) and not verb and word == "with"
+    return bool(after_verb) and not verb and word in ("with", "without")
 
 
 def _worn_by_subject(chunks: list[Chunk], ci: int, tokens: list[str], head: str) -> bool:

@@ -100,3 +100,16 @@ def test_two_adverbs_end_a_clause(rule):
     assert [e.head for e in graph.entities] == ["girls", "uniforms"]
     # an adverb before a content word still belongs to its phrase
     assert rule.parse("a brightly coloured kite").entities[0].modifiers == ["brightly", "coloured"]
+
+
+@pytest.mark.parametrize("text", [
+    "A young child brushes their teeth {} a blue toothbrush .",
+    "The room has red walls {} a blue chair",
+    "People are walking on a street {} bags .",
+])
+def test_without_after_a_verbs_object_attaches_like_with(rule, text):
+    def subjects(word):
+        graph = rule.parse(text.format(word))
+        ents = graph.entities
+        return [ents[r.subject].head for r in graph.relations if r.text == word]
+    assert subjects("without") == subjects("with") and len(subjects("with")) == 1
