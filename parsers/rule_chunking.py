@@ -520,9 +520,13 @@ class Chunker:
         prep = i + 1 < n and self.rel_trie.longest(lw, i + 1) > i + 1
         if predicate:
             # after a copula, adverbs may stand between a participle and its preposition
-            # (``are posing together in``)
+            # (``are posing together in``); after a relative pronoun a finite form is the
+            # clause's verb before a bare noun too (``that lacks chicken``)
             return vc == VERB or objectish or prep or (
-                lw[i].endswith(("ing", "ed")) and self.preposition_after_adverbs(i + 1))
+                lw[i].endswith(("ing", "ed")) and self.preposition_after_adverbs(i + 1)) or (
+                self.pk == PRON and vc == WEAK and lw[i].endswith(("s", "ed"))
+                and i + 1 < n and (self.bare_noun_at(i + 1) or (
+                    nxt in ATTRIBUTE_WORDS and i + 2 < n and self.bare_noun_at(i + 2))))
         prev = lw[i - 1] if i > 0 else ""
         if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
                 or prev == "of" or table_adverb(prev):

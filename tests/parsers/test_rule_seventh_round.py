@@ -113,3 +113,16 @@ def test_without_after_a_verbs_object_attaches_like_with(rule, text):
         ents = graph.entities
         return [ents[r.subject].head for r in graph.relations if r.text == word]
     assert subjects("without") == subjects("with") and len(subjects("with")) == 1
+
+
+@pytest.mark.parametrize("text, triple", [
+    # after a relative pronoun a finite verb form that is also a noun is the clause's verb
+    # before a bare noun, or before an attribute and its noun
+    ("a plate of food that lacks chicken", ("food", "lacks", "chicken")),
+    ("a dinner plate that lacks white rice", ("plate", "lacks", "rice")),
+])
+def test_finite_verb_after_a_relative_pronoun(rule, triples_of, text, triple):
+    graph = rule.parse(text)
+    assert triple in triples_of(graph)
+    assert not any(e.head.startswith("lacks") or "lacks" in e.modifiers
+                   for e in graph.entities)
