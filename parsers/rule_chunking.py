@@ -125,7 +125,7 @@ _CLAUSE_ENDS = frozenset({".", "!", "?", ",", ";", ":", "and", "while", "as"})
 _SINGULAR_DETERMINERS = frozenset({"a", "an", "one", "each", "every", "another"})
 #: plurals without ``-s``
 _IRREGULAR_PLURALS = frozenset({"people", "men", "women", "children", "feet", "teeth", "geese",
-                                "mice", "police", "cattle", "oxen", "folks"})
+                                "mice", "police", "cattle", "oxen", "folks", "sheep", "deer"})
 _verb_class = word_classes.verb_class
 _is_adverb = word_classes.is_adverb
 
@@ -651,6 +651,8 @@ class Chunker:
         k = j
         while k < n and k - j < 6:
             w = lw[k]
+            if w in RELATIVE_PRONOUNS:
+                return False  # "a close up of donuts that are plain": the donuts are
             if w in COPULAS or w in DISPLAY_VERB_FORMS:
                 return k > j
             if w in ("on", "in", "inside", "above", "over", "across"):
@@ -1194,9 +1196,18 @@ def infinitive(s: Chunker) -> bool:
     if s.w != "to" or i + 1 >= n:
         return False
     w = lw[i + 1]
-    if w in DETERMINERS or w.endswith(("s", "ed", "ing")) or w in ATTRIBUTE_WORDS \
-            or not (w in _BASE_VERBS or table_verb_class(w) in (VERB, WEAK)):
+    if w in DETERMINERS or w.endswith(("s", "ed", "ing")) or w in ATTRIBUTE_WORDS:
         return False
+    if not (w in _BASE_VERBS or table_verb_class(w) in (VERB, WEAK)):
+        # a noun of the lexicon that is also a verb, before its object (``reaches out to
+        # drop a slice``)
+        if not (_verb_class(w) in (VERB, WEAK) and i + 2 < n and lw[i + 2] in DETERMINERS
+                and s.rel_trie.longest(lw, i + 1) == i + 1):
+            return False
+        s.close_np(_before_ready(s, i))
+        s.i = i + 1
+        s.add_relation(i + 2, True)
+        return True
     end, verb = s.relation_end(i + 1, True) if i + 2 < n else (i + 1, False)
     if end <= i + 1 or not verb:
         # "getting ready to snowboard .", "about to hit ball": after a verb of trying, or

@@ -126,3 +126,25 @@ def test_finite_verb_after_a_relative_pronoun(rule, triples_of, text, triple):
     assert triple in triples_of(graph)
     assert not any(e.head.startswith("lacks") or "lacks" in e.modifiers
                    for e in graph.entities)
+
+
+@pytest.mark.parametrize("text, triple", [
+    # a noun of the lexicon that is also a verb, after "to" and before its object
+    ("A hand reaches out to drop a piece of pizza .", ("hand", "reaches out to drop", "pizza")),
+    ("a man about to drop a ball", ("man", "drop", "ball")),
+    # "sheep" and "deer" are plurals: a base form after them is their verb
+    ("Sheep graze in a meadow", ("Sheep", "graze in", "meadow")),
+    # "far apart from" is one relation phrase
+    ("children standing in a room far apart from each other", ("room", "far apart from", "room")),
+])
+def test_verbs_and_phrases_of_the_seventh_round(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
+
+
+def test_relative_clause_after_a_picture_frame_describes_what_it_shows(rule):
+    graph = rule.parse("A close up of glazed donuts that are plain .")
+    assert [e.head for e in graph.entities] == ["donuts"]
+    assert "plain" in graph.entities[0].modifiers
+    # the text about the picture itself still keeps the picture
+    graph = rule.parse("a photo of a dog is on the wall")
+    assert "photo" in [e.head for e in graph.entities]
