@@ -528,6 +528,9 @@ class Chunker:
                 and i + 1 < n and (self.bare_noun_at(i + 1) or (
                     nxt in ATTRIBUTE_WORDS and i + 2 < n and self.bare_noun_at(i + 2))))
         prev = lw[i - 1] if i > 0 else ""
+        if (prev in ADVERBS or table_adverb(prev)) and prep and self.np_start < 0 \
+                and self.pk == NP and lw[i].endswith("ed"):
+            return True  # "flowers neatly arranged in a vase": the adverb ended the phrase
         if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
                 or prev == "of" or table_adverb(prev):
             return False

@@ -148,3 +148,11 @@ def test_relative_clause_after_a_picture_frame_describes_what_it_shows(rule):
     # the text about the picture itself still keeps the picture
     graph = rule.parse("a photo of a dog is on the wall")
     assert "photo" in [e.head for e in graph.entities]
+
+
+def test_adverb_and_participle_after_a_noun_before_a_preposition(rule, triples_of):
+    got = triples_of(rule.parse("Flowers neatly arranged in a clear vase"))
+    assert got == {("Flowers", "arranged in", "vase")}
+    # before its noun the adverb and the participle still describe it
+    graph = rule.parse("a neatly folded towel on a bed")
+    assert graph.entities[0].modifiers == ["neatly", "folded"]
