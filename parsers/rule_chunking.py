@@ -385,6 +385,8 @@ class Chunker:
                 ok = True
         elif end == i and w not in rel_trie.root:
             vc = table_verb_class(w) or (VERB if self.after_subordinator(i) else 0)
+            if not vc and w.endswith("ing") and _verb_class(w) and self.person_doing(i, True):
+                vc = WEAK  # "a man writing on a board": people name no compound with it
             if not vc or not self.table_verb(i, vc, predicate):
                 return end, False
             ok = True
@@ -520,11 +522,13 @@ class Chunker:
         prep = i + 1 < n and self.rel_trie.longest(lw, i + 1) > i + 1
         if predicate:
             # after a copula, adverbs may stand between a participle and its preposition
-            # (``are posing together in``); after a relative pronoun a finite form is the
-            # clause's verb before a bare noun too (``that lacks chicken``)
+            # (``are posing together in``); an ``-ing`` form, and after a relative pronoun
+            # a finite one, is the clause's verb before a bare noun too (``while dropping
+            # pizza``, ``that lacks chicken``)
             return vc == VERB or objectish or prep or (
                 lw[i].endswith(("ing", "ed")) and self.preposition_after_adverbs(i + 1)) or (
-                self.pk == PRON and vc == WEAK and lw[i].endswith(("s", "ed"))
+                vc == WEAK and (lw[i].endswith("ing") or (
+                    self.pk == PRON and lw[i].endswith(("s", "ed"))))
                 and i + 1 < n and (self.bare_noun_at(i + 1) or (
                     nxt in ATTRIBUTE_WORDS and i + 2 < n and self.bare_noun_at(i + 2))))
         prev = lw[i - 1] if i > 0 else ""
@@ -544,11 +548,12 @@ class Chunker:
                 or self.verb_after_subject(i) or self.person_doing(i)
         return False
 
-    def person_doing(self, i: int) -> bool:
+    def person_doing(self, i: int, before_preposition: bool = False) -> bool:
         """Whether the ``-ing`` form at ``i``, right after the noun of the open phrase naming
         people (:data:`~parsers.lexicon.WEARER_NOUNS`, or their plural), is their verb before a
-        bare object (``two men getting food at``, ``a man cooking pizza``): people name no
-        compound with such a form."""
+        bare object (``two men getting food at``, ``a man cooking pizza``), or with
+        ``before_preposition`` also before a preposition (``a man writing on a board``):
+        people name no compound with such a form."""
         lw = self.lw
         if self.np_start < 0 or not self.np_content or not lw[i].endswith("ing") \
                 or i - 1 < self.np_det_end or i + 1 >= self.n:
@@ -556,6 +561,8 @@ class Chunker:
         prev, nxt = lw[i - 1], lw[i + 1]
         if not lexicon_form(prev, WEARER_NOUNS) or nxt in _TRYING_VERBS:
             return False  # "getting ready to": see _before_ready
+        if before_preposition and self.rel_trie.longest(lw, i + 1) > i + 1:
+            return True
         # an attribute word only before a noun of its own (``selling hot dogs``)
         if nxt in ATTRIBUTE_WORDS:
             return i + 2 < self.n and self.bare_noun_at(i + 2)
@@ -1611,7 +1618,9 @@ def relation_phrase(s: Chunker) -> bool:
     w, i = s.w, s.i
     if (s.np_start < 0 or s.np_content) \
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)
-                 or s.after_subordinator(i)) \
+                 or s.after_subordinator(i)
+                 or (w.endswith("ing") and w not in COPULAS and _verb_class(w)
+                     and s.person_doing(i, True))) \
             and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s) \
             and not _noun_after_attributes(s) \
             and not (w in ("has", "have", "had") and i + 1 < s.n and s.perfect_participle(i + 1)):

@@ -156,3 +156,23 @@ def test_adverb_and_participle_after_a_noun_before_a_preposition(rule, triples_o
     # before its noun the adverb and the participle still describe it
     graph = rule.parse("a neatly folded towel on a bed")
     assert graph.entities[0].modifiers == ["neatly", "folded"]
+
+
+@pytest.mark.parametrize("text, triple", [
+    # an -ing form where a verb is expected is one before a bare noun too
+    ("A man taking a selfie while dropping pizza .", ("man", "dropping", "pizza")),
+    ("Jockeys are training horses on the beach .", ("Jockeys", "training", "horses")),
+    # a form the lexicon knows as a noun, after people and before a preposition
+    ("A man writing on a book", ("man", "writing on", "book")),
+    ("a woman painting on a canvas", ("woman", "painting on", "canvas")),
+])
+def test_ing_forms_as_verbs(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, triple", [
+    ("the writing on the sign", ("writing", "on", "sign")),
+    ("man being pulled by horse on beach", ("horse", "pull", "man")),
+])
+def test_ing_forms_that_stay(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
