@@ -85,6 +85,8 @@ VSR_RELATIONS = [
     "touching",
     # Unallocated
     "beyond", "next to", "opposite to", "after", "enclosed by",
+    # verbs whose preposition comes after a particle of their own
+    "let go of", "lets go of", "letting go of",
 ]
 
 GITM_MR_RELATIONS = [

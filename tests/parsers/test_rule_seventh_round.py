@@ -176,3 +176,7 @@ def test_ing_forms_as_verbs(rule, triples_of, text, triple):
 ])
 def test_ing_forms_that_stay(rule, triples_of, text, triple):
     assert triple in triples_of(rule.parse(text))
+
+
+def test_let_go_of_is_one_relation(rule, triples_of):
+    assert triples_of(rule.parse("A man letting go of a kite .")) == {("man", "letting go of", "kite")}
