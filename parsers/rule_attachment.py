@@ -1679,7 +1679,9 @@ _GROUNDS = frozenset({"ground", "floor", "wall", "street", "road", "sidewalk", "
                       "air", "sky", "background", "ceiling"})
 #: prepositions of relative place that, after such a ground, place the thing on it
 _BESIDE_GROUND = frozenset({"near", "by", "beside", "next to", "above", "below",
-                            "in front of", "close to", "nearby"})
+                            "in front of", "close to", "nearby", "far from", "far away from",
+                            "far apart from", "away from", "across from", "adjacent to",
+                            "alongside", "to the left of", "to the right of"})
 
 
 def subject_beside_on_ground(a: Attacher, c: Chunk) -> int | None:

@@ -180,3 +180,10 @@ def test_ing_forms_that_stay(rule, triples_of, text, triple):
 
 def test_let_go_of_is_one_relation(rule, triples_of):
     assert triples_of(rule.parse("A man letting go of a kite .")) == {("man", "letting go of", "kite")}
+
+
+@pytest.mark.parametrize("prep", ["near", "far from", "across from", "to the left of"])
+def test_every_preposition_of_relative_place_after_a_ground_places_the_thing(rule, triples_of,
+                                                                             prep):
+    got = triples_of(rule.parse(f"A fire hydrant on a pavement {prep} the road ."))
+    assert ("fire hydrant", prep, "road") in got and ("pavement", prep, "road") not in got
