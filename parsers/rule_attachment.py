@@ -1639,7 +1639,23 @@ def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     if r is not None and _describes_subject(a.word(c.start), c.verb, a.worn == a.last_np,
                                             r.verb and a.word(r.end - 1) != "by"):
         return r.subject  # not after the agent of a passive ("dominated by a tower with")
+    if r is not None and a.worn == a.last_np and c.end - c.start == 1 \
+            and a.word(c.start) == "on" and _on_a_place(a):
+        return r.subject  # "a man in a hat on a horse": not the hat
     return None
+
+
+def _on_a_place(a: Attacher) -> bool:
+    """Whether the noun phrase after the current ``on`` names no part of the body, no
+    clothing and no pronoun (``on his head``, ``on top``, ``on it`` keep the clothing)."""
+    ci = a.current
+    if ci + 1 >= len(a.chunks) or a.chunks[ci + 1].kind != NP:
+        return False
+    nxt = a.chunks[ci + 1]
+    word = nxt.head.split()[-1].lower() if nxt.head else ""
+    return bool(word) and word not in PRONOUNS and nxt.owner is None \
+        and a.word(nxt.start) not in POSSESSIVE_PRONOUNS \
+        and not lexicon_form(word, OWNED_PART_NOUNS) and not lexicon_form(word, CLOTHING_NOUNS)
 
 
 _SCENE_PLACES = frozenset({"field", "park", "grass", "beach", "ocean", "sea", "lake", "pasture",

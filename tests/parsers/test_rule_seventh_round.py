@@ -187,3 +187,13 @@ def test_every_preposition_of_relative_place_after_a_ground_places_the_thing(rul
                                                                              prep):
     got = triples_of(rule.parse(f"A fire hydrant on a pavement {prep} the road ."))
     assert ("fire hydrant", prep, "road") in got and ("pavement", prep, "road") not in got
+
+
+@pytest.mark.parametrize("text, triple", [
+    # "on" a place after worn clothing places the wearer; on a part of the body the clothing
+    ("a man in a hat on a horse", ("man", "on", "horse")),
+    ("A man in black shirt and white shorts on a tennis court .", ("man", "on", "court")),
+    ("a man wearing a hat on his head", ("hat", "on", "head")),
+])
+def test_on_after_worn_clothing(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
