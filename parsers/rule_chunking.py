@@ -1363,7 +1363,8 @@ def participle_ending_where_clause(s: Chunker) -> bool:
     the clause's end (``the chair where the kid is sitting``), is the clause's verb, not a
     state of its subject: the verb whose place ``where`` names (``sitting on`` the chair)."""
     i, lw = s.i, s.lw
-    if s.np_start >= 0 or s.pk != COP or (i + 1 < s.n and lw[i + 1] not in _CLAUSE_ENDS):
+    if s.w not in _ATTRIBUTE_PARTICIPLES or s.np_start >= 0 or s.pk != COP \
+            or (i + 1 < s.n and lw[i + 1] not in _CLAUSE_ENDS):
         return False
     for c in reversed(s.chunks):
         if c.kind in (HARD, SOFT, CONJ):
@@ -1460,6 +1461,30 @@ def participle_and_particle_after_noun(s: Chunker) -> bool:
         return False  # "a broken off branch": the noun after the particle is the head
     s.close_np(i)
     s.add_relation(max(prep_end, after), True)
+    return True
+
+
+#: nouns that name a kind of set (``a tv set``, ``a chess set``)
+_SET_NOUNS = frozenset({"tv", "television", "radio", "chess", "drum", "tea", "dining", "train",
+                        "lego", "play", "toy", "tool", "film", "movie", "jet", "test"})
+
+
+@only_for({"set"})
+def set_after_noun(s: Chunker) -> bool:
+    """``set`` right after a noun and before a preposition (``a clock set into the bricks``,
+    ``a plate set on a table``, ``chairs set up in a kitchen``) is the participle placing
+    that noun, not a noun of a set of things: the phrase ends before it, and it starts a
+    relation with the preposition (and a particle between: ``set up in``)."""
+    i, lw, n = s.i, s.lw, s.n
+    if s.w != "set" or s.np_start < 0 or not s.np_content or i - 1 < s.np_det_end \
+            or i + 1 >= n or lw[i - 1] in _SET_NOUNS or lw[i - 1] in ATTRIBUTE_WORDS:
+        return False
+    k = i + 2 if lw[i + 1] in _PARTICLES else i + 1
+    end = s.rel_trie.longest(lw, k) if k < n else k
+    if end <= k or end >= n or not lw[end][:1].isalnum() or lw[k] == "of":
+        return False  # "a small set of skis": a set
+    s.close_np(i)
+    s.add_relation(end, True)
     return True
 
 
@@ -1821,6 +1846,7 @@ CHUNK_RULES: list[ChunkRule] = [
     participle_ending_where_clause,
     participle_with_particle,
     participle_and_particle_after_noun,
+    set_after_noun,
     particle_ending_a_verb,
     participle_inside_noun_phrase,
     particle_inside_noun_phrase,

@@ -197,3 +197,18 @@ def test_every_preposition_of_relative_place_after_a_ground_places_the_thing(rul
 ])
 def test_on_after_worn_clothing(rule, triples_of, text, triple):
     assert triple in triples_of(rule.parse(text))
+
+
+@pytest.mark.parametrize("text, triple", [
+    # "set" after a noun and before a preposition places the noun
+    ("A plate set on a table", ("plate", "set on", "table")),
+    ("chairs set up in a kitchen", ("chairs", "set in", "kitchen")),
+    # a kind of set stays one
+    ("a tv set on a table", ("set", "on", "table")),
+])
+def test_set_after_a_noun(rule, triples_of, text, triple):
+    assert triple in triples_of(rule.parse(text))
+
+
+def test_set_of_things_names_no_relation(rule):
+    assert rule.parse("a small set of skis that a girl is using").relations[0].text != "set of"
