@@ -1439,24 +1439,29 @@ def participle_and_particle_after_noun(s: Chunker) -> bool:
     """A past participle and a particle right after a noun, before a preposition or the end
     of the clause (``a street light turned off .``, ``a tree set up in front of the
     window``), is a verb of that noun, not part of its name: the noun phrase ends before
-    it, and the two words start a relation (with the preposition after them)."""
+    it, and the two words start a relation (with the preposition after them).  Before an
+    ``-ing`` verb, with or without the particle, they only say how the things are."""
     i, lw, n = s.i, s.lw, s.n
-    if s.np_start < 0 or not s.np_content or i + 1 >= n \
-            or lw[i + 1] not in _TRAILING_PARTICLES:
+    if s.np_start < 0 or not s.np_content or i + 1 >= n or i - 1 < s.np_det_end:
         return False
     w = s.w
     if not (w in _IRREGULAR_PARTICIPLES or (w.endswith("ed") and (
             w in VERB_FORMS or table_verb_class(w) in (VERB, WEAK) or s.is_participle(i)))):
         return False
-    after = i + 2
-    prep_end = s.rel_trie.longest(lw, after) if after < n else after
+    after = i + 2 if lw[i + 1] in _TRAILING_PARTICLES else i + 1
+    if after == i + 1 and lw[s.np_start] in _POSSESSIVE_OPENERS:
+        return False  # "his hand extended trying to": the participle describes the part
     if after < n and lw[after].endswith("ing") and (
             lw[after] in VERB_FORMS or table_verb_class(lw[after]) in (VERB, WEAK)):
-        # "suitcases grouped together waiting on a sidewalk": the verb after them has the
-        # object; the two words only say how the things are
+        # "suitcases grouped together waiting on a sidewalk", "people gathered taking
+        # pictures": the verb after them has the object; the words before it only say
+        # how the things are
         s.close_np(i)
         s.i = after
         return True
+    if after == i + 1:
+        return False
+    prep_end = s.rel_trie.longest(lw, after) if after < n else after
     if after < n and lw[after].isalpha() and prep_end <= after:
         return False  # "a broken off branch": the noun after the particle is the head
     s.close_np(i)

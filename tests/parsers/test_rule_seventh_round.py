@@ -212,3 +212,9 @@ def test_set_after_a_noun(rule, triples_of, text, triple):
 
 def test_set_of_things_names_no_relation(rule):
     assert rule.parse("a small set of skis that a girl is using").relations[0].text != "set of"
+
+
+def test_participle_before_an_ing_verb_after_a_noun(rule, triples_of):
+    graph = rule.parse("People gathered taking pictures with a cell phone .")
+    assert [e.head for e in graph.entities][0] == "People"
+    assert ("People", "taking", "pictures") in triples_of(graph)
