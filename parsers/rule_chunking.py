@@ -1737,7 +1737,9 @@ def conjunction(s: Chunker) -> bool:
 @only_for({"as"})
 def as_well_as(s: Chunker) -> bool:
     """``as well as`` is a conjunction, and so is ``as`` before a subject pronoun (``a man
-    smiling as he catches a ball``)."""
+    smiling as he catches a ball``) or right after a verb and its particle (``people walk
+    by as a man begs``); right after a verb alone it is the verb's preposition (``dressed
+    as a clown``)."""
     if s.w == "as" and s.lw[s.i + 1:s.i + 3] == ["well", "as"]:
         s.close_np(s.i)
         s.add(CONJ, s.i + 3)
@@ -1745,6 +1747,17 @@ def as_well_as(s: Chunker) -> bool:
     if s.w == "as" and s.i + 1 < s.n and s.lw[s.i + 1] in SUBJECT_PRONOUNS:
         s.close_np(s.i)
         s.add(CONJ, s.i + 1)
+        return True
+    if s.w == "as" and s.i + 1 < s.n and s.lw[s.i + 1] in DETERMINERS and s.np_start < 0 \
+            and s.pk == REL and s.chunks[-1].verb and s.chunks[-1].end == s.i:
+        last = s.chunks[-1]
+        if last.end - last.start > 1:
+            # "people walk by as a man begs": after a verb and its particle, before a noun
+            # phrase, "as" opens a clause
+            s.add(CONJ, s.i + 1)
+        else:  # "dressed as a clown": the verb's preposition
+            last.end = s.i + 1
+            s.i += 1
         return True
     return False
 

@@ -218,3 +218,14 @@ def test_participle_before_an_ing_verb_after_a_noun(rule, triples_of):
     graph = rule.parse("People gathered taking pictures with a cell phone .")
     assert [e.head for e in graph.entities][0] == "People"
     assert ("People", "taking", "pictures") in triples_of(graph)
+
+
+def test_as_after_a_verb(rule, triples_of):
+    # after a verb and its particle, "as" opens a clause: no entity "as"
+    graph = rule.parse("City dwellers walk by as a homeless man begs for cash .")
+    assert "as" not in [e.head for e in graph.entities]
+    assert ("homeless man", "begs for", "cash") in triples_of(graph) or \
+        ("man", "begs for", "cash") in triples_of(graph)
+    # after a verb alone it is the verb's preposition
+    graph = rule.parse("a woman dressed as a nurse holding a tray")
+    assert [e.head for e in graph.entities] == ["woman", "nurse", "tray"]
