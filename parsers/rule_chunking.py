@@ -1182,6 +1182,19 @@ def unknown_adverb(s: Chunker) -> bool:
     return True
 
 
+@only_for({"one"})
+def one_another(s: Chunker) -> bool:
+    """``one another`` is one noun phrase, like ``each other`` (``pots near one another on
+    a table``): not ``one`` and a phrase opened by ``another``."""
+    i = s.i
+    if s.w != "one" or s.np_start >= 0 or i + 1 >= s.n or s.lw[i + 1] != "another":
+        return False
+    s.np_start, s.np_det_end, s.np_content = i, i + 1, True
+    s.close_np(i + 2)
+    s.i = i + 2
+    return True
+
+
 @only_for({"each"})
 def floating_each(s: Chunker) -> bool:
     """``each`` right after a noun phrase and before a relation (``a man and a woman each
@@ -1857,6 +1870,7 @@ CHUNK_RULES: list[ChunkRule] = [
     here_and_there,
     what_appears_to_be,
     adverbial_idiom,
+    one_another,
     floating_each,
     infinitive,
     light_verb_before_comparison,

@@ -49,6 +49,7 @@ EXAMPLES = {
     ("chunk", "participle_and_particle_after_noun"): "a street light turned off .",
     ("chunk", "particle_ending_a_verb"): "a dog running away",
     ("chunk", "set_after_noun"): "a clock set into the bricks",
+    ("chunk", "one_another"): "three pots near one another on a table",
     ("chunk", "participle_inside_noun_phrase"): "a cozy looking room with a table",
     ("chunk", "particle_inside_noun_phrase"): "a broken off branch on the path",
     ("chunk", "posture_of_part"): "a dog with its tongue out",

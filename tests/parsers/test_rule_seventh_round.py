@@ -229,3 +229,9 @@ def test_as_after_a_verb(rule, triples_of):
     # after a verb alone it is the verb's preposition
     graph = rule.parse("a woman dressed as a nurse holding a tray")
     assert [e.head for e in graph.entities] == ["woman", "nurse", "tray"]
+
+
+def test_one_another_is_one_phrase(rule, triples_of):
+    graph = rule.parse("Three pots sit near one another on a table .")
+    assert triples_of(graph) == {("pots", "sit near", "pots"), ("pots", "on", "table")}
+    assert graph.entities[1].modifiers == []
