@@ -35,6 +35,8 @@ from parsers.coreference import (
     is_plural,
 )
 from parsers.lexicon import (
+    ADVERBS,
+    ATTRIBUTE_WORDS,
     CANONICAL_HEADS,
     CLOTHING_NOUNS,
     CONTAINER_NOUNS,
@@ -68,7 +70,14 @@ from parsers.rule_chunking import (
     Chunk,
     table_verb_class,
 )
-from parsers.word_classes import CONJUNCTION_WORDS, SUBORDINATORS, VERB, WEAK, verb_class
+from parsers.word_classes import (
+    CONJUNCTION_WORDS,
+    SUBORDINATORS,
+    VERB,
+    WEAK,
+    is_adverb,
+    verb_class,
+)
 
 __all__ = ["ATTACH_RULES", "NP_LINK_RULES", "SUBJECT_RULES", "AttachRule", "Attacher",
            "LinkRule", "SubjectRule", "finish"]
@@ -351,14 +360,17 @@ def _it_of(chunks: list[Chunk], ci: int, tokens: list[str]) -> bool:
 
 # ------------------------------------------------------- noun phrase chunks
 def _state_ending_clause(a: Attacher, c: Chunk, ci: int) -> bool:
-    """Whether the noun phrase ``c`` is one word ending its clause that reads as a state, a
-    past participle or a verb's ``-ing`` form the lexicon does not know as a noun, or a
-    word mostly used as an adjective (``the food is cooked .``, ``the bags are missing``)."""
-    if c.end - c.start != 1 or c.owner is not None \
-            or a.next_kind(ci) not in (HARD, SOFT, CONJ, -1):
+    """Whether the noun phrase ``c`` is one word ending its clause, after adverbs (``well
+    lit``, ``all gathered``), that reads as a state, a past participle or a verb's ``-ing``
+    form the lexicon does not know as a noun, or a word mostly used as an adjective (``the
+    food is cooked .``, ``the bags are missing``)."""
+    if c.owner is not None or a.next_kind(ci) not in (HARD, SOFT, CONJ, REL, -1) \
+            or not all(a.word(k) in ADVERBS or is_adverb(a.word(k)) or a.word(k) == "well"
+                       for k in range(c.start, c.end - 1)) \
+            or (a.next_kind(ci) == REL and a.chunks[ci + 1].verb):
         return False
-    w = a.word(c.start)
-    return w in LOCATIVE_FILLERS or is_modifier(w) or (
+    w = a.word(c.end - 1)
+    return w in LOCATIVE_FILLERS or w in ATTRIBUTE_WORDS or is_modifier(w) or (
         w.endswith(("ed", "en", "ing")) and verb_class(w) in (VERB, WEAK))
 
 
@@ -369,8 +381,8 @@ def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
     p = a.pending
     if p is not None and p.copula and p.subject >= 0 and not c.attr_only \
             and _state_ending_clause(a, c, ci):
-        if a.word(c.start) not in LOCATIVE_FILLERS:  # "are seen here": no state
-            a.builder.entities[p.subject].modifiers.append(a.tokens[c.start])
+        if a.word(c.end - 1) not in LOCATIVE_FILLERS:  # "are seen here": no state
+            a.builder.entities[p.subject].modifiers.append(a.tokens[c.end - 1])
         a.pending = None
         return True
     if p is not None and p.copula and c.attr_only and p.subject >= 0:

@@ -235,3 +235,15 @@ def test_one_another_is_one_phrase(rule, triples_of):
     graph = rule.parse("Three pots sit near one another on a table .")
     assert triples_of(graph) == {("pots", "sit near", "pots"), ("pots", "on", "table")}
     assert graph.entities[1].modifiers == []
+
+
+@pytest.mark.parametrize("text, state", [
+    # adverbs before the word of state
+    ("A small clean bathroom that is well lit .", "lit"),
+    ("The room is dimly lit .", "lit"),
+    ("a group of people are all gathered together outside", "gathered"),
+])
+def test_state_after_adverbs_after_a_copula(rule, text, state):
+    graph = rule.parse(text)
+    assert len(graph.entities) == 1 and state in graph.entities[0].modifiers
+    assert graph.relations == []
