@@ -298,8 +298,8 @@ def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: 
     ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
     ``without`` (``a boy hitting a ball with a bat``, ``... without a bat``: the two parse
     alike), not after the agent of a passive (``a square dominated by a tower with a
-    clock``: the tower has it).  ``at`` there chains like
-    the other places (``playing a game at a hall`` / ``behind a hall`` parse alike)."""
+    clock``: the tower has it).  ``at`` there chains like the other places (``playing a
+    game at a hall`` / ``behind a hall`` parse alike)."""
     if after_clothing:
         return word not in ("with", "on")
     return bool(after_verb) and not verb and word in ("with", "without")
@@ -377,7 +377,8 @@ def _state_ending_clause(a: Attacher, c: Chunk, ci: int) -> bool:
 def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
     """Attribute words after a copula (``the cat is black``) are modifiers of the copula's
     subject (and of the subjects coordinated with it: ``the cat and the dog are black``),
-    not an entity."""
+    not an entity; so is a word of state ending the clause (``the food is cooked .``,
+    :func:`_state_ending_clause`)."""
     p = a.pending
     if p is not None and p.copula and p.subject >= 0 and not c.attr_only \
             and _state_ending_clause(a, c, ci):
@@ -1046,7 +1047,7 @@ def _subjects_so_far(a: Attacher, ci: int) -> bool:
     conj = a.conj_np
     return conj >= 0 and (conj == a.clause_subj or conj in a.partners) \
         and not (a.last_rel is not None and a.last_rel.object == conj) \
-        and a.builder.entities[conj].span[1] == a.chunks[ci - 2].end
+        and ci >= 2 and a.builder.entities[conj].span[1] == a.chunks[ci - 2].end
 
 
 def subordinate_clause_subject(a: Attacher, e: int, ci: int) -> bool:
@@ -1645,8 +1646,8 @@ def worn_over_worn(a: Attacher, c: Chunk) -> int | None:
 
 def subject_described_after_object(a: Attacher, c: Chunk) -> int | None:
     """``a man in a cap holding a kite``: after worn clothing anything but ``with`` / ``on``,
-    and after a verb's object ``with`` (``a boy hitting a ball with a bat``), describe the
-    last relation's subject."""
+    and ``on`` a place (``a man in a hat on a horse``), and after a verb's object ``with``
+    (``a boy hitting a ball with a bat``), describe the last relation's subject."""
     r = _object_relation(a)
     if r is not None and _describes_subject(a.word(c.start), c.verb, a.worn == a.last_np,
                                             r.verb and a.word(r.end - 1) != "by"):
