@@ -1227,11 +1227,9 @@ def infinitive(s: Chunker) -> bool:
         if not (_verb_class(w) in (VERB, WEAK) and i + 2 < n and lw[i + 2] in DETERMINERS
                 and s.rel_trie.longest(lw, i + 1) == i + 1):
             return False
-        s.close_np(_before_ready(s, i))
-        s.i = i + 1
-        s.add_relation(i + 2, True)
-        return True
-    end, verb = s.relation_end(i + 1, True) if i + 2 < n else (i + 1, False)
+        end, verb = i + 2, True
+    else:
+        end, verb = s.relation_end(i + 1, True) if i + 2 < n else (i + 1, False)
     if end <= i + 1 or not verb:
         # "getting ready to snowboard .", "about to hit ball": after a verb of trying, or
         # at the end of a clause, the base form is still the verb
