@@ -183,6 +183,8 @@ _VERBS: dict[str, tuple[str, ...]] = {
     "contain": ("contains", "containing", "contained"),
     "consist": ("consists", "consisting"),
     "have": ("has", "having"),
+    "lack": ("lacks", "lacking"),
+    "miss": ("missing",),
     "hang": ("hangs", "hanging", "hung"),
     "lean": ("leans", "leaning", "leaned", "leant"),
     "rest": ("rests", "resting", "rested"),

@@ -375,12 +375,15 @@ class Chunker:
                         and rel_trie.longest(lw, i + 1) == i + 1)
                     or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1)
                     or self.verb_after_subject(i))
-            elif w in ATTRIBUTE_WORDS and predicate:
+            elif (w in ATTRIBUTE_WORDS or w == "missing") and predicate:
                 # a participle that is also an attribute (``is standing``, ``is smiling``)
                 # is a verb only before a preposition or an object, or at the end of a
-                # relative clause after a preposition (``the earth in which they are standing``)
+                # relative clause after a preposition (``the earth in which they are standing``);
+                # ``missing`` a state ending its clause (``the bags are missing .``) and a verb
+                # before a bare noun as well (``the tree is missing leaves``)
                 ok = rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS \
-                    or nxt in _OBJECT_PRONOUNS or self.ends_object_relative(i)
+                    or nxt in _OBJECT_PRONOUNS or self.ends_object_relative(i) \
+                    or (w == "missing" and i + 1 < n and self.bare_noun_at(i + 1))
             else:
                 ok = True
         elif end == i and w not in rel_trie.root:
@@ -532,9 +535,12 @@ class Chunker:
                 and i + 1 < n and (self.bare_noun_at(i + 1) or (
                     nxt in ATTRIBUTE_WORDS and i + 2 < n and self.bare_noun_at(i + 2))))
         prev = lw[i - 1] if i > 0 else ""
-        if (prev in ADVERBS or table_adverb(prev)) and prep and self.np_start < 0 \
-                and self.pk == NP and lw[i].endswith("ed"):
-            return True  # "flowers neatly arranged in a vase": the adverb ended the phrase
+        if (prev in ADVERBS or table_adverb(prev)) and self.np_start < 0 and self.pk == NP \
+                and ((prep and lw[i].endswith("ed"))
+                     or (nxt in DETERMINERS and lw[i].endswith(("ed", "ing")))):
+            # "flowers neatly arranged in a vase", "the batter just finishing a swing": the
+            # adverb ended the phrase
+            return True
         if prev.endswith(("'s", "’s", "s'")) or prev in ATTRIBUTE_WORDS or prev in ADVERBS \
                 or prev == "of" or table_adverb(prev):
             return False
@@ -1148,6 +1154,10 @@ def adverb_before_relation(s: Chunker) -> bool:
             and (s.np_start < 0 or s.np_content) \
             and s.rel_trie.longest(s.lw, i) == i and (
                 s.starts_relation(i + 1)
+                # "a man just closed the door": a participle of the table before its object
+                or (w in ADVERBS and s.np_start >= 0 and i + 2 < s.n
+                    and s.lw[i + 1].endswith(("ed", "ing"))
+                    and table_verb_class(s.lw[i + 1]) > 0 and s.lw[i + 2] in DETERMINERS)
                 # "are seen cooking pizzas": after a copula the filler's verb may be any
                 # -ing form of the word-class table
                 or (s.pk == COP and s.np_start < 0 and w in LOCATIVE_FILLERS
@@ -1301,13 +1311,19 @@ def here_and_there(s: Chunker) -> bool:
 _COLOUR_NOUNS = frozenset({"color", "colour", "colors", "colours", "coloring", "colouring"})
 
 
-@only_for({"in", "all"})
+@only_for({"in", "all", "far", "close"})
 def adverbial_idiom(s: Chunker) -> bool:
-    """``in color`` after an adjective (``the jacket is grey in color``) and ``all the way``
-    after a noun before a relation (``a line all the way down the road``) say how or how
-    far, not where: no noun phrase and no relation, skipped (the relation after ``all the
-    way`` goes on from the phrase before it)."""
+    """``in color`` after an adjective (``the jacket is grey in color``), ``all the way``
+    after a noun before a relation (``a line all the way down the road``) and ``far apart``
+    / ``close together`` that start no relation phrase (``girls standing far apart``, not
+    ``far apart from``) say how or how far, not where: no noun phrase and no relation,
+    skipped (the relation after them goes on from the phrase before them)."""
     i, lw, n = s.i, s.lw, s.n
+    if lw[i:i + 2] in (["far", "apart"], ["close", "together"]) \
+            and s.rel_trie.longest(lw, i) == i:
+        s.close_np(i)
+        s.i += 2
+        return True
     if s.w == "in" and i > 0 and i + 1 < n and lw[i + 1] in _COLOUR_NOUNS \
             and (_adjective_like(lw[i - 1]) or lw[i - 1].endswith("ish")) \
             and not (i + 2 < n and lw[i + 2] in ("of", "with")):
@@ -1490,14 +1506,17 @@ def set_after_noun(s: Chunker) -> bool:
     """``set`` right after a noun and before a preposition (``a clock set into the bricks``,
     ``a plate set on a table``, ``chairs set up in a kitchen``) is the participle placing
     that noun, not a noun of a set of things: the phrase ends before it, and it starts a
-    relation with the preposition (and a particle between: ``set up in``)."""
+    relation with the preposition (and a particle between: ``set up in``); with a particle
+    before a determiner it is the verb of its own (``a person set down a treat``)."""
     i, lw, n = s.i, s.lw, s.n
     if s.w != "set" or s.np_start < 0 or not s.np_content or i - 1 < s.np_det_end \
             or i + 1 >= n or lw[i - 1] in _SET_NOUNS or lw[i - 1] in ATTRIBUTE_WORDS:
         return False
     k = i + 2 if lw[i + 1] in _PARTICLES else i + 1
     end = s.rel_trie.longest(lw, k) if k < n else k
-    if end <= k or end >= n or not lw[end][:1].isalnum() or lw[k] == "of":
+    if k == i + 2 and end == k and k < n and lw[k] in DETERMINERS:
+        end = k  # "set down a treat": the particle ends the relation
+    elif end <= k or end >= n or not lw[end][:1].isalnum() or lw[k] == "of":
         return False  # "a small set of skis": a set
     s.close_np(i)
     s.add_relation(end, True)
@@ -1803,16 +1822,27 @@ def determiner(s: Chunker) -> bool:
     return False
 
 
+#: nouns in ``-ing`` that name a motion: right after another noun, before a preposition,
+#: they are its verb (``a plane landing on the runway``, ``a giraffe crossing in front of a
+#: car``, ``a man heading into the water``; FACTUAL writes ``land on``, ``cross in front
+#: of``, ``head into`` in all 10 such captions of its length training and dev splits)
+_MOTION_ING_NOUNS = frozenset({"landing", "crossing", "heading"})
+
+
 def unknown_participle_before_preposition(s: Chunker) -> bool:
     """A participle the lexicon lacks before a preposition (``a man sliding on snow``, ``a
     plane is going down the runway``) is a verb joined to that preposition, with a
     warning; so is a noun in ``-ing`` (``landing``, ``building``) right after a copula
-    (``a jet is landing next to the trees``)."""
+    (``a jet is landing next to the trees``), and a noun of motion right after a noun
+    (:data:`_MOTION_ING_NOUNS`)."""
     i, lw = s.i, s.lw
     predicate = s.expects_predicate()
+    motion = s.w in _MOTION_ING_NOUNS and s.np_start >= 0 and s.np_content \
+        and i - 1 >= s.np_det_end and lw[i - 1] not in ATTRIBUTE_WORDS
     if ((s.np_start >= 0 and s.np_content) or predicate) \
-            and (s.is_participle(i) or (predicate and s.w in PARTICIPLE_NOUNS
-                                        and s.w.endswith("ing") and s.pk == COP)):
+            and (s.is_participle(i) or motion
+                 or (predicate and s.w in PARTICIPLE_NOUNS
+                     and s.w.endswith("ing") and s.pk == COP)):
         end = s.rel_trie.longest(lw, i + 1)
         if end > i + 1 and end < s.n and lw[end][:1].isalnum():
             s.close_np(i)
