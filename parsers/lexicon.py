@@ -78,7 +78,7 @@ VSR_RELATIONS = [
     "on top of", "beneath", "beside", "behind", "left of", "right of", "under", "in front of",
     "below", "above", "over", "in the middle of",
     # Proximity
-    "by", "close to", "near", "far from", "far away from", "far apart from",
+    "by", "close to", "near", "far from", "far away from", "far apart from", "aside from",
     # Topological
     "connected to", "detached from", "has as a part", "part of", "contains", "within", "at", "on",
     "in", "with", "surrounding", "among", "consists of", "out of", "between", "inside", "outside",

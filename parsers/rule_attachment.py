@@ -563,14 +563,22 @@ _TIME_NOUNS = frozenset({"day", "daytime", "night", "nighttime", "night-time", "
                          "evening", "afternoon", "midday", "noon", "midnight", "dusk", "dawn",
                          "time", "moment", "season", "winter", "summer", "autumn", "weekend"})
 #: prepositions that open a phrase of time
-_TIME_PREPOSITIONS = frozenset({"at", "on", "in", "during"})
+_TIME_PREPOSITIONS = frozenset({"at", "on", "in", "during", "before", "after"})
+#: events that ``before`` and ``after`` date (``after a baseball game``); before anything
+#: else they place or follow (``bushes before buildings``, ``a dog running after a ball``)
+_EVENT_NOUNS = frozenset({"game", "games", "match", "race", "meal", "dinner", "lunch",
+                          "breakfast", "practice", "storm", "rain", "snowfall", "party",
+                          "ceremony", "show", "performance", "competition", "tournament",
+                          "event", "contest", "class", "school", "work", "sunset", "sunrise",
+                          "dark"})
 
 
 def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
     """``a clock tower at night``, ``a bus on the street on a snowy day``, ``two men eating
-    at the same time``, ``skiers on a slope during a race``: a preposition before a time
-    of day or of the year (and ``during`` before anything) says when, not where: no
-    entity and no relation, and a later relation chains to the phrase before it."""
+    at the same time``, ``skiers on a slope during a race``, ``players after a game``: a
+    preposition before a time of day or of the year (``during`` before anything, ``before``
+    and ``after`` before an event, :data:`_EVENT_NOUNS`) says when, not where: no entity
+    and no relation, and a later relation chains to the phrase before it."""
     p = a.pending
     if p is None or p.copula or p.subject < 0 or c.owner is not None or not c.head:
         return False
@@ -581,7 +589,10 @@ def time_after_preposition(a: Attacher, c: Chunk, ci: int) -> bool:
     digits = head.rstrip("s")
     year = digits.isdigit() and len(digits) == 4 and 1000 <= int(digits) <= 2100 \
         and last in ("in", "during")
-    if last != "during" and head not in _TIME_NOUNS and not year:
+    if last in ("before", "after"):
+        if head not in _EVENT_NOUNS and head not in _TIME_NOUNS:
+            return False
+    elif last != "during" and head not in _TIME_NOUNS and not year:
         return False  # "in 1990", "in the late 1800s": a year is a time as well
     if ci + 1 < len(a.chunks) and a.chunks[ci + 1].kind == REL \
             and a.word(a.chunks[ci + 1].start) == "of":

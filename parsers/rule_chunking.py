@@ -130,6 +130,11 @@ _verb_class = word_classes.verb_class
 _is_adverb = word_classes.is_adverb
 
 
+#: verbs the word-class table knows that also open a relation phrase of the lexicon (``let
+#: go of``): without the rest of that phrase they are still verbs (``letting off passengers``)
+_VERBS_OPENING_PHRASES = frozenset({"let", "lets", "letting"})
+
+
 def table_verb_class(w: str) -> int:
     """Verb class (:data:`~parsers.word_classes.VERB`, ``WEAK``, ``NOUNISH``; 0 if none) of
     a lowercase word the lexicon does not class itself."""
@@ -386,7 +391,7 @@ class Chunker:
                     or (w == "missing" and i + 1 < n and self.bare_noun_at(i + 1))
             else:
                 ok = True
-        elif end == i and w not in rel_trie.root:
+        elif end == i and (w not in rel_trie.root or w in _VERBS_OPENING_PHRASES):
             vc = table_verb_class(w) or (VERB if self.after_subordinator(i) else 0)
             if not vc and w.endswith("ing") and _verb_class(w) and self.person_doing(i, True):
                 vc = WEAK  # "a man writing on a board": people name no compound with it
@@ -1192,6 +1197,23 @@ def unknown_adverb(s: Chunker) -> bool:
     return True
 
 
+def participle_after_comma_ending_sentence(s: Chunker) -> bool:
+    """An ``-ing`` form alone between a comma and the sentence's end (``a woman next to a
+    chair , relaxing .``) is a verb without an object, which names no relation: skipped,
+    not an entity.  A noun in ``-ing`` (``painting``, ``icing``) or a word mostly a noun
+    stays one."""
+    i, lw, n = s.i, s.lw, s.n
+    w = s.w
+    if s.np_start >= 0 or s.pk != SOFT or not w.endswith("ing") or w in PARTICIPLE_NOUNS \
+            or (i + 1 < n and lw[i + 1] not in (".", "!", "?")):
+        return False
+    vc = _verb_class(w)
+    if w not in VERB_FORMS and vc not in (VERB, WEAK):
+        return False
+    s.i += 1
+    return True
+
+
 @only_for({"one"})
 def one_another(s: Chunker) -> bool:
     """``one another`` is one noun phrase, like ``each other`` (``pots near one another on
@@ -1898,6 +1920,7 @@ CHUNK_RULES: list[ChunkRule] = [
     here_and_there,
     what_appears_to_be,
     adverbial_idiom,
+    participle_after_comma_ending_sentence,
     one_another,
     floating_each,
     infinitive,

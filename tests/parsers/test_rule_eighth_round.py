@@ -27,6 +27,10 @@ from parsers.evaluate import align_pair
     # an adverb between a noun and a participle before its object is no part of either
     ("the player just hitting a ball", ("player", "hitting", "ball")),
     ("A girl just opened a gift .", ("girl", "opened", "gift")),
+    # "aside from" is one relation phrase
+    ("a cup aside from the plates", ("cup", "aside from", "plates")),
+    # "letting" without the rest of "letting go of" is still a verb
+    ("A bus stopped , letting off passengers .", ("bus", "letting off", "passengers")),
 ])
 def test_relation_of_a_caption(rule, triples_of, text, triple):
     assert triple in triples_of(rule.parse(text))
@@ -38,6 +42,15 @@ def test_relation_of_a_caption(rule, triples_of, text, triple):
     # "far apart" and "close together" say how far: no entity
     ("two girls in uniforms standing far apart .", {"girls", "uniforms"}),
     ("three deer walking along close together", {"deer"}),
+    # "before" and "after" an event date it, as "during" does; before a thing they place
+    ("players on a field after a game .", {"players", "field"}),
+    ("players on a field during a game .", {"players", "field"}),
+    ("a dog running after a ball", {"dog", "ball"}),
+    # an -ing form alone between a comma and the sentence's end is a verb without object
+    ("a woman next to a chair , relaxing .", {"woman", "chair"}),
+    ("a woman next to a chair , smiling", {"woman", "chair"}),
+    # a noun in -ing there stays one
+    ("a table with a cup , a lamp , and a painting .", {"table", "cup", "lamp", "painting"}),
 ])
 def test_entities_of_a_caption(rule, text, heads):
     assert {e.head for e in rule.parse(text).entities} == heads

@@ -50,6 +50,7 @@ EXAMPLES = {
     ("chunk", "particle_ending_a_verb"): "a dog running away",
     ("chunk", "set_after_noun"): "a clock set into the bricks",
     ("chunk", "one_another"): "three pots near one another on a table",
+    ("chunk", "participle_after_comma_ending_sentence"): "a woman on a bench , relaxing .",
     ("chunk", "participle_inside_noun_phrase"): "a cozy looking room with a table",
     ("chunk", "particle_inside_noun_phrase"): "a broken off branch on the path",
     ("chunk", "posture_of_part"): "a dog with its tongue out",
