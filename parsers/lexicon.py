@@ -78,15 +78,13 @@ VSR_RELATIONS = [
     "on top of", "beneath", "beside", "behind", "left of", "right of", "under", "in front of",
     "below", "above", "over", "in the middle of",
     # Proximity
-    "by", "close to", "near", "far from", "far away from", "far apart from", "aside from",
+    "by", "close to", "near", "far from", "far away from",
     # Topological
     "connected to", "detached from", "has as a part", "part of", "contains", "within", "at", "on",
     "in", "with", "surrounding", "among", "consists of", "out of", "between", "inside", "outside",
     "touching",
     # Unallocated
     "beyond", "next to", "opposite to", "after", "enclosed by",
-    # verbs whose preposition comes after a particle of their own
-    "let go of", "lets go of", "letting go of",
 ]
 
 GITM_MR_RELATIONS = [
@@ -120,7 +118,8 @@ OTHER_PREPOSITIONS = [
     "of", "onto", "upon", "underneath", "inside of", "outside of", "out", "beside of",
     "next", "close by", "nearby", "near to", "closer to", "nearer to", "farther from",
     "closest to", "nearest to",
-    "further from", "far away", "opposite", "opposite of", "across from", "in between",
+    "further from", "far away", "far apart from", "aside from", "opposite", "opposite of",
+    "across from", "in between",
     "amongst", "amid", "amidst", "throughout", "without", "via", "like", "during", "for",
     "in the center of", "in the centre of", "in the corner of", "in the back of",
     "in the front of", "at the front of", "at the end of", "on the edge of", "on the other side of",
@@ -135,6 +134,8 @@ OTHER_PREPOSITIONS = [
     "older than", "younger than", "darker than", "brighter than", "more than", "less than",
     "as big as", "as large as", "as small as", "as tall as", "the same height as",
     "w /",  # the shorthand "w/" for "with", which the tokenizer splits
+    # verbs whose preposition comes after a particle of their own
+    "let go of", "lets go of", "letting go of",
 ]
 
 

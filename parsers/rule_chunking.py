@@ -130,6 +130,8 @@ _verb_class = word_classes.verb_class
 _is_adverb = word_classes.is_adverb
 
 
+#: verb forms of the lexicon that, ending a clause after a copula, name a state
+_STATE_VERB_FORMS = frozenset({"missing"})
 #: verbs the word-class table knows that also open a relation phrase of the lexicon (``let
 #: go of``): without the rest of that phrase they are still verbs (``letting off passengers``)
 _VERBS_OPENING_PHRASES = frozenset({"let", "lets", "letting"})
@@ -380,15 +382,15 @@ class Chunker:
                         and rel_trie.longest(lw, i + 1) == i + 1)
                     or (w in POSTURE_VERB_FORMS and rel_trie.longest(lw, i + 1) > i + 1)
                     or self.verb_after_subject(i))
-            elif (w in ATTRIBUTE_WORDS or w == "missing") and predicate:
+            elif (w in ATTRIBUTE_WORDS or w in _STATE_VERB_FORMS) and predicate:
                 # a participle that is also an attribute (``is standing``, ``is smiling``)
                 # is a verb only before a preposition or an object, or at the end of a
                 # relative clause after a preposition (``the earth in which they are standing``);
-                # ``missing`` a state ending its clause (``the bags are missing .``) and a verb
-                # before a bare noun as well (``the tree is missing leaves``)
+                # a verb form of state before a bare noun as well (``the tree is missing
+                # leaves``; ``the bags are missing .`` is a state)
                 ok = rel_trie.longest(lw, i + 1) > i + 1 or nxt in DETERMINERS \
                     or nxt in _OBJECT_PRONOUNS or self.ends_object_relative(i) \
-                    or (w == "missing" and i + 1 < n and self.bare_noun_at(i + 1))
+                    or (w in _STATE_VERB_FORMS and i + 1 < n and self.bare_noun_at(i + 1))
             else:
                 ok = True
         elif end == i and (w not in rel_trie.root or w in _VERBS_OPENING_PHRASES):
