@@ -285,7 +285,7 @@ VERB_FORMS: frozenset[str] = frozenset(
     form for lemma, forms in _VERBS.items() for form in forms
 ) | frozenset({"wear", "hold", "carry", "eat", "ride", "sit", "stand", "lie", "walk", "look",
                "watch", "touch", "contain", "have", "hang", "lean", "play", "throw", "use",
-               "cover", "surround", "pull", "push", "drive", "chase", "follow", "face"})
+               "cover", "surround", "pull", "push", "drive", "chase", "follow", "face", "line"})
 
 #: forms that are also common nouns; inside a noun phrase they count as a verb only
 #: when a determiner or a preposition follows them (see ``RuleParser``)

@@ -29,6 +29,9 @@ from parsers.evaluate import align_pair
     ("A girl just opened a gift .", ("girl", "opened", "gift")),
     # "aside from" is one relation phrase
     ("a cup aside from the plates", ("cup", "aside from", "plates")),
+    # "line" is a verb after a plural subject before its object, a noun elsewhere
+    ("Tall trees line the bank .", ("trees", "line", "bank")),
+    ("the line on the road", ("line", "on", "road")),
     # "letting" without the rest of "letting go of" is still a verb
     ("A bus stopped , letting off passengers .", ("bus", "letting off", "passengers")),
 ])
