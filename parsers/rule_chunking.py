@@ -507,7 +507,8 @@ class Chunker:
             prev.endswith("s") and not prev.endswith(("ss", "us", "is")))
         if i - 1 == self.np_start and i >= 2 and lw[i - 2] in ("that", "which", "who"):
             plural = False  # `a sign that says tattoo`: `says` is the clause's verb
-        coordinated = (self.pk == CONJ and i - 1 == self.np_det_end and len(self.chunks) >= 2
+        coordinated = (self.pk == CONJ and i - 1 >= self.np_det_end and len(self.chunks) >= 2
+                       and all(lw[k] in ATTRIBUTE_WORDS for k in range(self.np_det_end, i - 1))
                        and self.chunks[-2].kind == NP and self.lw[self.chunks[-1].start]
                        in ("and", "&"))
         return (plural and (before_object or bare_object)) or (
@@ -805,9 +806,11 @@ class Chunker:
                 while mods_start < head_start and lw[mods_start] in DETERMINERS:
                     mods_start += 1
         quoted = range(*chunk.quote) if chunk.quote is not None else range(0)
+        # a determiner after a partitive "of" describes nothing (`one of the dogs`)
         chunk.modifiers = [tokens[k] for k in range(mods_start, head_start)
                            if lw[k] not in ("of", "and", "or", ",") and k not in quoted
-                           and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)]
+                           and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)
+                           and not (lw[k - 1] == "of" and lw[k] in DETERMINERS)]
         self.split_owner(chunk, det_end, head_start)
         if posture:
             chunk.modifiers.append(posture)
@@ -1531,10 +1534,13 @@ def set_after_noun(s: Chunker) -> bool:
     ``a plate set on a table``, ``chairs set up in a kitchen``) is the participle placing
     that noun, not a noun of a set of things: the phrase ends before it, and it starts a
     relation with the preposition (and a particle between: ``set up in``); with a particle
-    before a determiner it is the verb of its own (``a person set down a treat``)."""
+    before a determiner it is the verb of its own (``a person set down a treat``).  So is
+    ``set`` right after a comma (``a scene of comfort , set within a bedroom``)."""
     i, lw, n = s.i, s.lw, s.n
-    if s.w != "set" or s.np_start < 0 or not s.np_content or i - 1 < s.np_det_end \
-            or i + 1 >= n or lw[i - 1] in _SET_NOUNS or lw[i - 1] in ATTRIBUTE_WORDS:
+    after_comma = s.np_start < 0 and s.pk == SOFT  # ", set within a bedroom"
+    if s.w != "set" or i + 1 >= n or (not after_comma and (
+            s.np_start < 0 or not s.np_content or i - 1 < s.np_det_end
+            or lw[i - 1] in _SET_NOUNS or lw[i - 1] in ATTRIBUTE_WORDS)):
         return False
     k = i + 2 if lw[i + 1] in _PARTICLES else i + 1
     end = s.rel_trie.longest(lw, k) if k < n else k

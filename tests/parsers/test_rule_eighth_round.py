@@ -32,6 +32,11 @@ from parsers.evaluate import align_pair
     # "line" is a verb after a plural subject before its object, a noun elsewhere
     ("Tall trees line the bank .", ("trees", "line", "bank")),
     ("the line on the road", ("line", "on", "road")),
+    # a base form after two coordinated phrases, the second with attribute words
+    ("a brown dog and a black dog add to the scene", ("dog", "add to", "scene")),
+    ("a cat and a black dog sleep on a couch", ("dog", "sleep on", "couch")),
+    # "set" right after a comma, before a preposition
+    ("a chess board , set up on a table", ("board", "set up on", "table")),
     # "letting" without the rest of "letting go of" is still a verb
     ("A bus stopped , letting off passengers .", ("bus", "letting off", "passengers")),
 ])
@@ -73,3 +78,13 @@ def test_far_apart_from_stays_a_relation(rule, triples_of):
 def test_minimal_pair_aligns(rule, caption, negative):
     outcome, _ = align_pair(rule.parse(caption), rule.parse(negative))
     assert outcome == "aligned"
+
+
+@pytest.mark.parametrize("text, modifiers", [
+    # a determiner after a partitive "of" describes nothing; the count does
+    ("one of the dogs on a rock", ["one"]),
+    ("two of his friends on a bench", ["two"]),
+])
+def test_partitive_determiner_is_no_modifier(rule, text, modifiers):
+    assert rule.parse(text).entities[0].modifiers == modifiers
+
