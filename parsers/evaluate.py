@@ -405,9 +405,17 @@ def relation_key(phrase: str) -> str:
     return " ".join(out)
 
 
+#: number words and the digits FACTUAL's annotators write for them (``( surfers , is , 2 )``
+#: for ``two surfers``: 2,238 digit counts in its length/train and dev splits, no word)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
 def attribute_key(phrase: str) -> str:
-    """Matching form of an attribute phrase: its words lemmatised, joined by spaces."""
-    return " ".join(k for k in (lemma(w) for w in phrase.split()) if k)
+    """Matching form of an attribute phrase: its words lemmatised, joined by spaces; a
+    number word is its digits (``two`` and ``2`` match)."""
+    return " ".join(k for k in (_NUMBER_WORDS.get(w.lower(), lemma(w)) for w in phrase.split())
+                    if k)
 
 
 def parse_scene_graph(scene_graph: str,

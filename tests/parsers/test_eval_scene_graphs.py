@@ -58,6 +58,14 @@ def test_short_and_irregular_verb_forms_share_their_base_forms_key(forms):
     assert {ev.lemma(w) for w in forms} == {ev.lemma(forms[0])}
 
 
+def test_a_number_word_and_its_digits_are_one_attribute():
+    assert ev.attribute_key("two") == ev.attribute_key("2") == "2"
+    assert ev.attribute_key("Three") == "3"
+    assert ev.attribute_key("two-tone") != ev.attribute_key("2")
+    _, attrs = ev.parse_scene_graph("( surfers , is , 2 )")
+    assert attrs == {(ev.lemma("surfers"), ev.attribute_key("two"))}
+
+
 def test_scene_graph_keys_separate_attributes_and_entities():
     triples, attrs = ev.parse_scene_graph(
         "( stove , is , white ) , ( stove , in , kitchen ) , ( oven ) , "
