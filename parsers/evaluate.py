@@ -413,9 +413,12 @@ _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 
 def attribute_key(phrase: str) -> str:
     """Matching form of an attribute phrase: its words lemmatised, joined by spaces; a
-    number word is its digits (``two`` and ``2`` match)."""
-    return " ".join(k for k in (_NUMBER_WORDS.get(w.lower(), lemma(w)) for w in phrase.split())
-                    if k)
+    number word is its digits (``two`` and ``2`` match), and a final ``of`` goes (FACTUAL
+    writes ``( people , is , group of )`` for ``a group of people``)."""
+    words = phrase.split()
+    if len(words) > 1 and words[-1].lower() == "of":
+        words = words[:-1]
+    return " ".join(k for k in (_NUMBER_WORDS.get(w.lower(), lemma(w)) for w in words) if k)
 
 
 def parse_scene_graph(scene_graph: str,

@@ -66,6 +66,12 @@ def test_a_number_word_and_its_digits_are_one_attribute():
     assert attrs == {(ev.lemma("surfers"), ev.attribute_key("two"))}
 
 
+def test_a_final_of_leaves_an_attribute_key():
+    assert ev.attribute_key("group of") == ev.attribute_key("group") == "group"
+    assert ev.attribute_key("out of focus") == "out of focus"
+    assert ev.attribute_key("of") == "of"
+
+
 def test_scene_graph_keys_separate_attributes_and_entities():
     triples, attrs = ev.parse_scene_graph(
         "( stove , is , white ) , ( stove , in , kitchen ) , ( oven ) , "
