@@ -811,6 +811,7 @@ class Chunker:
                            if lw[k] not in ("of", "and", "or", ",") and k not in quoted
                            and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)
                            and not (lw[k - 1] == "of" and lw[k] in DETERMINERS)]
+        chunk.modifiers = _joined_colour_words(chunk.modifiers)
         self.split_owner(chunk, det_end, head_start)
         if posture:
             chunk.modifiers.append(posture)
@@ -1521,6 +1522,21 @@ def participle_and_particle_after_noun(s: Chunker) -> bool:
     s.close_np(i)
     s.add_relation(max(prep_end, after), True)
     return True
+
+
+def _joined_colour_words(modifiers: list[str]) -> list[str]:
+    """``colored`` after a word describes with it (``a dark colored shirt``: one attribute
+    ``dark colored``, as FACTUAL writes ``dark color`` in 61 captions of its length training
+    and dev splits, against 49 with ``dark`` alone)."""
+    out: list[str] = []
+    for m in modifiers:
+        prev = out[-1].lower() if out else ""
+        if m.lower() in ("colored", "coloured") and prev and prev not in ADVERBS \
+                and not table_adverb(prev):  # "a brightly colored kite": two words
+            out[-1] = f"{out[-1]} {m}"
+        else:
+            out.append(m)
+    return out
 
 
 #: nouns that name a kind of set (``a tv set``, ``a chess set``)

@@ -88,3 +88,12 @@ def test_minimal_pair_aligns(rule, caption, negative):
 def test_partitive_determiner_is_no_modifier(rule, text, modifiers):
     assert rule.parse(text).entities[0].modifiers == modifiers
 
+
+@pytest.mark.parametrize("text, modifiers", [
+    # "colored" after a word is one attribute with it
+    ("a dark colored shirt", ["dark colored"]),
+    ("a small cream coloured jacket", ["small", "cream coloured"]),
+])
+def test_coloured_joins_the_word_before_it(rule, text, modifiers):
+    assert rule.parse(text).entities[0].modifiers == modifiers
+
