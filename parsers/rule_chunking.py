@@ -811,7 +811,7 @@ class Chunker:
                            if lw[k] not in ("of", "and", "or", ",") and k not in quoted
                            and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)
                            and not (lw[k - 1] == "of" and lw[k] in DETERMINERS)]
-        chunk.modifiers = _joined_colour_words(chunk.modifiers)
+        chunk.modifiers = _attribute_words(chunk.modifiers)
         self.split_owner(chunk, det_end, head_start)
         if posture:
             chunk.modifiers.append(posture)
@@ -1524,12 +1524,21 @@ def participle_and_particle_after_noun(s: Chunker) -> bool:
     return True
 
 
-def _joined_colour_words(modifiers: list[str]) -> list[str]:
-    """``colored`` after a word describes with it (``a dark colored shirt``: one attribute
-    ``dark colored``, as FACTUAL writes ``dark color`` in 61 captions of its length training
-    and dev splits, against 49 with ``dark`` alone)."""
+#: adverbs of degree, which say how much of an attribute, not one of their own
+_INTENSIFIERS = frozenset({"very", "really", "extremely", "quite", "rather", "fairly",
+                           "incredibly", "super"})
+
+
+def _attribute_words(modifiers: list[str]) -> list[str]:
+    """The modifiers of a noun phrase as attributes: ``colored`` after a word describes with
+    it (``a dark colored shirt``: one attribute ``dark colored``, as FACTUAL writes ``dark
+    color`` in 61 captions of its length training and dev splits, against 49 with ``dark``
+    alone), and an adverb of degree goes (``a very tall man``: ``tall``, as FACTUAL writes it
+    in 33 captions there, against 4 with ``very tall``)."""
     out: list[str] = []
     for m in modifiers:
+        if m.lower() in _INTENSIFIERS:
+            continue
         prev = out[-1].lower() if out else ""
         if m.lower() in ("colored", "coloured") and prev and prev not in ADVERBS \
                 and not table_adverb(prev):  # "a brightly colored kite": two words

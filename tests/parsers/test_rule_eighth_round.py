@@ -93,7 +93,10 @@ def test_partitive_determiner_is_no_modifier(rule, text, modifiers):
     # "colored" after a word is one attribute with it
     ("a dark colored shirt", ["dark colored"]),
     ("a small cream coloured jacket", ["small", "cream coloured"]),
+    # not after an adverb; and an adverb of degree is no attribute
+    ("a brightly colored kite", ["brightly", "colored"]),
+    ("a very tall man", ["tall"]),
 ])
-def test_coloured_joins_the_word_before_it(rule, text, modifiers):
+def test_attribute_words_of_a_noun_phrase(rule, text, modifiers):
     assert rule.parse(text).entities[0].modifiers == modifiers
 
