@@ -18,8 +18,10 @@ trained from scratch with Adam on binary cross-entropy.  Tasks:
 of each object word's dot products with the regions, at weight W).  ``--locate W`` adds
 a term that teaches ``[CLS]`` where A is: an MLP on ``[CLS]`` regresses A's box, L1
 summed over its four coordinates, at weight W.  ``--read referent`` puts the match head
-on A's own region output instead of ``[CLS]``.  Each breaks the symmetry between A and B
-that keeps the ``[CLS]`` read-out of ``left_of`` and ``relation`` at chance
+on A's own region output instead of ``[CLS]``; ``--read relation`` on the output of the
+word REL, as the cross-encoder's MIL read-out scores words.  The first three break the
+symmetry between A and B that keeps the ``[CLS]`` read-out of ``left_of`` and
+``relation`` at chance; at REL the two objects differ only by their words' positions
 (docs/lengthgen.md).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
@@ -96,7 +98,7 @@ class Stream:
 
 class Probe(nn.Module):
     """The toolkit's VLEncoder with a linear match head on ``[CLS]`` (or on A's region
-    output, ``read="referent"``)."""
+    output, ``read="referent"``, or on the relation word's output, ``read="relation"``)."""
 
     def __init__(self, vocab_size: int, feature_dim: int, config: VLConfig,
                  read: str = "cls") -> None:
@@ -114,9 +116,15 @@ class Probe(nn.Module):
                                box_mask=torch.ones(item["boxes"].shape[:2], dtype=torch.bool))
 
     def forward(self, item: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The match logit (from ``[CLS]`` or A's output) and A's box read from ``[CLS]``."""
-        cls, _, regions = self.encoder(self.batch(item), item["feats"])
-        pooled = cls if self.read == "cls" else regions[torch.arange(len(cls)), item["a"]]
+        """The match logit (from ``[CLS]``, A's output or REL's) and A's box read from
+        ``[CLS]``."""
+        cls, words, regions = self.encoder(self.batch(item), item["feats"])
+        if self.read == "cls":
+            pooled = cls
+        elif self.read == "relation":
+            pooled = words[:, 1]                                 # tokens: A REL B
+        else:
+            pooled = regions[torch.arange(len(cls)), item["a"]]
         return self.head(pooled).squeeze(-1), torch.sigmoid(self.locate(cls))
 
     @staticmethod
@@ -149,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="weight of the supervised word-region alignment (0: none)")
     ap.add_argument("--locate", type=float, default=0.0,
                     help="weight of the [CLS] regression of A's box (0: none)")
-    ap.add_argument("--read", choices=("cls", "referent"), default="cls",
-                    help="what the match head reads: [CLS] or A's region output")
+    ap.add_argument("--read", choices=("cls", "referent", "relation"), default="cls",
+                    help="what the match head reads: [CLS], A's region output or the "
+                         "relation word's output")
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

@@ -75,6 +75,22 @@ def test_the_referent_read_out_sees_the_first_named_region_only():
     assert not torch.allclose(model(changed)[0], logit)
 
 
+def test_the_relation_read_out_sees_the_relation_word_only():
+    """With ``read="relation"`` and no attention layers the match logit changes with the
+    relation word and not with the regions or the object words."""
+    torch.manual_seed(0)
+    stream = probe.Stream("relation", objects=4, feature_dim=8, seed=0)
+    item = stream.draw(3, torch.Generator().manual_seed(1))
+    model = probe.Probe(stream.vocab_size, 8, probe.VLConfig(16, 0, 2, 16, 0.0), "relation")
+    logit = model(item)[0]
+    changed = dict(item, feats=item["feats"] + 1.0, tokens=item["tokens"].clone())
+    changed["tokens"][:, 0] = changed["tokens"][:, 2]      # A's word
+    assert torch.allclose(model(changed)[0], logit)
+    changed["tokens"][:, 1] = stream.vocab_size - 1 - (changed["tokens"][:, 1]
+                                                       - stream.objects - 1)
+    assert not torch.allclose(model(changed)[0], logit)
+
+
 def test_the_locate_term_is_the_l1_distance_to_the_first_named_region():
     stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
     item = stream.draw(5, torch.Generator().manual_seed(1))
