@@ -27,7 +27,9 @@ reduced to keys made of the same small rule lemmatiser (:func:`lemma`):
   )``) are attributes, and predicted relations that are empty, a copula or a conjunction
   are not counted;
 * an attribute is ``(entity head, attribute)``: gold copula triples against the
-  modifiers of the predicted entities, scored separately;
+  modifiers of the predicted entities, scored separately (:func:`attribute_key`: words
+  lemmatised, a number word by its digits, a final ``of`` dropped: ``two`` and ``2``,
+  ``group of`` and ``group`` agree);
 * ``( e )`` names an entity without relation; it is not scored.
 
 Scores are micro precision, recall and F1 over the sets of each caption, and the rate of
