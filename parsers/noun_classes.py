@@ -76,6 +76,10 @@ VISIBLE_NOUNS: frozenset[str] = frozenset({
     "background",
     # visible effects of light and water, outlines
     "shadow", "reflection", "silhouette", "wave", "ripple", "figure", "smile", "fire",
+    # things and places filed under an act, a state or a quantity
+    "racket", "racquet", "lift", "tie", "sail", "item", "peak", "cable", "intersection",
+    "memorabilia", "arrangement", "pillar", "mask", "arrow", "signal", "accent",
+    "lot",
 })
 
 #: WordNet's lexicographer files of verbs of thinking, saying and feeling (``verb.cognition``,
