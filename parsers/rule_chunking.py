@@ -810,7 +810,7 @@ class Chunker:
         chunk.modifiers = [tokens[k] for k in range(mods_start, head_start)
                            if lw[k] not in ("of", "and", "or", ",") and k not in quoted
                            and (lw[k][:1].isalnum() or lw[k] not in _QUOTE_MARKS)
-                           and not (lw[k - 1] == "of" and lw[k] in DETERMINERS)]
+                           and not (k > 0 and lw[k - 1] == "of" and lw[k] in DETERMINERS)]
         chunk.modifiers = _attribute_words(chunk.modifiers)
         self.split_owner(chunk, det_end, head_start)
         if posture:
@@ -1165,7 +1165,7 @@ def adverb_before_relation(s: Chunker) -> bool:
             and (s.np_start < 0 or s.np_content) \
             and s.rel_trie.longest(s.lw, i) == i and (
                 s.starts_relation(i + 1)
-                # "a man just closed the door": a participle of the table before its object
+                # "a man just opened the door": a participle of the table before its object
                 or (w in ADVERBS and s.np_start >= 0 and i + 2 < s.n
                     and s.lw[i + 1].endswith(("ed", "ing"))
                     and table_verb_class(s.lw[i + 1]) > 0 and s.lw[i + 2] in DETERMINERS)
