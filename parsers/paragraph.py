@@ -22,9 +22,10 @@ graphs write these as follows:
   every one (referring expressions keep the caption's phrase, which benchmarks of spatial
   relations score);
 * a relation that is only a preposition of purpose, role or source or a conjunction
-  (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``) is
-  left out, as is one named by a verb of thinking, saying or feeling (``the sky suggests
-  good weather``: :func:`parsers.noun_classes.is_unseen_verb`), by a verb of what a part
+  (:data:`NOT_SEEN_WORDS`: ``a barrier for pedestrians``, ``serving as a gateway``; and
+  the links of coordinated things, :data:`JOINERS`: ``a man and his pet``) is left out,
+  as is one named by a verb of thinking, saying or feeling (``the sky suggests good
+  weather``: :func:`parsers.noun_classes.is_unseen_verb`), by a verb of what a part
   of the picture does for it (:data:`COMPOSITION_VERB_FORMS`: ``the lamp adds a pop of
   color``, ``the trees provide a backdrop``, ``casting a soft light``) or by a verb and
   ``as`` (``a lamp stands as a sentinel``);
@@ -198,8 +199,8 @@ def paragraph_relation(words: Sequence[str], subject: str,
     side = side_phrase(core)
     if side is not None:
         return " ".join(side), False
-    if len(core) == 1 and core[0] in NOT_SEEN_WORDS:
-        return "", False
+    if len(core) == 1 and (core[0] in NOT_SEEN_WORDS or core[0] in JOINERS):
+        return "", False  # "a man and his pet": coordinated, not related
     manner = [w for w in core if w.endswith("ly") and is_adverb(w)]
     if manner and len(manner) < len(core):
         core = [w for w in core if w not in manner]

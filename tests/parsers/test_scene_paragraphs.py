@@ -451,3 +451,10 @@ def test_verbs_of_thinking_saying_or_feeling_relate_nothing_seen(rule):
     assert not is_unseen_verb("holds") and not is_unseen_verb("reflects")
     g = rule.parse("A wet road suggests recent rain. A girl holds an umbrella.", mode="scene")
     assert {r for _, r, _ in _triples(g)} == {"holds"}
+
+
+@pytest.mark.parametrize("text", ["A dog. A cat and a bird.", "books , a set of keys and a lamp"])
+def test_coordinated_things_are_not_related(rule, text):
+    graph = rule.parse(text, mode="scene")
+    assert graph.relations == []
+    assert "and" not in graph.to_factual()
