@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "PARTICLE_VERB_PHRASES",
     "PREPOSITION_PHRASES",
     "VERB_FORMS",
     "WEAK_VERB_FORMS",
@@ -134,9 +135,11 @@ OTHER_PREPOSITIONS = [
     "older than", "younger than", "darker than", "brighter than", "more than", "less than",
     "as big as", "as large as", "as small as", "as tall as", "the same height as",
     "w /",  # the shorthand "w/" for "with", which the tokenizer splits
-    # verbs whose preposition comes after a particle of their own
-    "let go of", "lets go of", "letting go of",
 ]
+
+#: verbs whose preposition comes after a particle of their own: relation phrases whose first
+#: word is a verb also without the rest (``letting off passengers``)
+PARTICLE_VERB_PHRASES = ["let go of", "lets go of", "letting go of"]
 
 
 def _sided(preps: Iterable[str], nouns: Iterable[str]) -> list[str]:
@@ -158,7 +161,8 @@ SIDED_PHRASES = _sided(["to", "on", "at", "in", "by", "toward", "towards", "from
 
 PREPOSITION_PHRASES: list[str] = sorted({
     p for p in (VSR_RELATIONS + GITM_MR_RELATIONS + SPATIAL_BENCHMARK_PREPOSITIONS
-                + SYNTHETIC_RELATIONS + OTHER_PREPOSITIONS + SIDED_PHRASES)
+                + SYNTHETIC_RELATIONS + OTHER_PREPOSITIONS + PARTICLE_VERB_PHRASES
+                + SIDED_PHRASES)
 })
 
 # ----------------------------------------------------------------------- verbs

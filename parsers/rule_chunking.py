@@ -42,6 +42,7 @@ from parsers.lexicon import (
     OWNED_PART_NOUNS,
     PART_NOUNS,
     PARTICIPLE_NOUNS,
+    PARTICLE_VERB_PHRASES,
     PARTITIVE_NOUNS,
     PICTURE_NOUNS,
     POSTURE_VERB_FORMS,
@@ -132,9 +133,9 @@ _is_adverb = word_classes.is_adverb
 
 #: verb forms of the lexicon that, ending a clause after a copula, name a state
 _STATE_VERB_FORMS = frozenset({"missing"})
-#: verbs the word-class table knows that also open a relation phrase of the lexicon (``let
-#: go of``): without the rest of that phrase they are still verbs (``letting off passengers``)
-_VERBS_OPENING_PHRASES = frozenset({"let", "lets", "letting"})
+#: verbs that open a relation phrase of the lexicon (``let go of``): without the rest of that
+#: phrase they are still verbs of the word-class table (``letting off passengers``)
+_VERBS_OPENING_PHRASES = frozenset(p.split()[0] for p in PARTICLE_VERB_PHRASES)
 
 
 def table_verb_class(w: str) -> int:
@@ -395,7 +396,7 @@ class Chunker:
                 ok = True
         elif end == i and (w not in rel_trie.root or w in _VERBS_OPENING_PHRASES):
             vc = table_verb_class(w) or (VERB if self.after_subordinator(i) else 0)
-            if not vc and w.endswith("ing") and _verb_class(w) and self.person_doing(i, True):
+            if not vc and self.noun_form_people_do(i):
                 vc = WEAK  # "a man writing on a board": people name no compound with it
             if not vc or not self.table_verb(i, vc, predicate):
                 return end, False
@@ -581,6 +582,13 @@ class Chunker:
         if nxt in ATTRIBUTE_WORDS:
             return i + 2 < self.n and self.bare_noun_at(i + 2)
         return self.bare_noun_at(i + 1)
+
+    def noun_form_people_do(self, i: int) -> bool:
+        """Whether the ``-ing`` form at ``i``, a verb of the word-class table that the
+        lexicon knows otherwise (``writing``, ``painting``; not ``being``), is people's verb
+        here (:meth:`person_doing`, also before a preposition)."""
+        w = self.lw[i]
+        return w not in COPULAS and bool(_verb_class(w)) and self.person_doing(i, True)
 
     def bare_noun_at(self, k: int) -> bool:
         """Whether the word at ``k`` may be a noun: a word, no conjunction, determiner,
@@ -1734,8 +1742,7 @@ def relation_phrase(s: Chunker) -> bool:
     if (s.np_start < 0 or s.np_content) \
             and (w in s.rel_trie.root or w in VERB_FORMS or table_verb_class(w)
                  or s.after_subordinator(i)
-                 or (w.endswith("ing") and w not in COPULAS and _verb_class(w)
-                     and s.person_doing(i, True))) \
+                 or s.noun_form_people_do(i)) \
             and not _plural_noun_opening_text(s) and not _after_determiner_and_adverbs(s) \
             and not _noun_after_attributes(s) \
             and not (w in ("has", "have", "had") and i + 1 < s.n and s.perfect_participle(i + 1)):
