@@ -19,10 +19,12 @@ of each object word's dot products with the regions, at weight W).  ``--locate W
 a term that teaches ``[CLS]`` where A is: an MLP on ``[CLS]`` regresses A's box, L1
 summed over its four coordinates, at weight W.  ``--read referent`` puts the match head
 on A's own region output instead of ``[CLS]``; ``--read relation`` on the output of the
-word REL, as the cross-encoder's MIL read-out scores words.  The first three break the
-symmetry between A and B that keeps the ``[CLS]`` read-out of ``left_of`` and
-``relation`` at chance; at REL the two objects differ only by their words' positions
-(docs/lengthgen.md).
+word REL, as the cross-encoder's MIL read-out scores words; ``--read marked`` keeps the
+head on ``[CLS]`` and marks A in the input instead (a learned vector, drawn at the scale of
+the regions' common part, added to A's features), as a verifier given a candidate
+referent would see it.  All but ``relation`` are ways to break the symmetry between A and
+B that keeps the ``[CLS]`` read-out of ``left_of`` and ``relation`` at chance; at REL the
+two objects differ only by their words' positions (docs/lengthgen.md).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
 and a final line with the best accuracy::
@@ -98,7 +100,8 @@ class Stream:
 
 class Probe(nn.Module):
     """The toolkit's VLEncoder with a linear match head on ``[CLS]`` (or on A's region
-    output, ``read="referent"``, or on the relation word's output, ``read="relation"``)."""
+    output, ``read="referent"``, or on the relation word's output, ``read="relation"``;
+    ``read="marked"`` reads ``[CLS]`` with a learned mark added to A's features)."""
 
     def __init__(self, vocab_size: int, feature_dim: int, config: VLConfig,
                  read: str = "cls") -> None:
@@ -107,6 +110,8 @@ class Probe(nn.Module):
         self.encoder = VLEncoder(vocab_size, 64, feature_dim, config)
         self.head = nn.Linear(config.dim, 1)
         self.locate = MLP(config.dim, config.dim, 4)
+        # drawn, not zero: a zero mark leaves A and B alike at the start (measured: chance)
+        self.mark = nn.Parameter(3 * torch.randn(feature_dim)) if read == "marked" else None
 
     @staticmethod
     def batch(item: dict[str, torch.Tensor]) -> SimpleNamespace:
@@ -118,8 +123,12 @@ class Probe(nn.Module):
     def forward(self, item: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """The match logit (from ``[CLS]``, A's output or REL's) and A's box read from
         ``[CLS]``."""
-        cls, words, regions = self.encoder(self.batch(item), item["feats"])
-        if self.read == "cls":
+        feats = item["feats"]
+        if self.mark is not None:
+            is_a = nn.functional.one_hot(item["a"], feats.shape[1]).to(feats.dtype)
+            feats = feats + is_a[..., None] * self.mark
+        cls, words, regions = self.encoder(self.batch(item), feats)
+        if self.read in ("cls", "marked"):
             pooled = cls
         elif self.read == "relation":
             pooled = words[:, 1]                                 # tokens: A REL B
@@ -157,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="weight of the supervised word-region alignment (0: none)")
     ap.add_argument("--locate", type=float, default=0.0,
                     help="weight of the [CLS] regression of A's box (0: none)")
-    ap.add_argument("--read", choices=("cls", "referent", "relation"), default="cls",
-                    help="what the match head reads: [CLS], A's region output or the "
-                         "relation word's output")
+    ap.add_argument("--read", choices=("cls", "referent", "relation", "marked"),
+                    default="cls",
+                    help="what the match head reads: [CLS], A's region output, the "
+                         "relation word's output, or [CLS] with A marked in the input")
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

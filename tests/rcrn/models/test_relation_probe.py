@@ -91,6 +91,23 @@ def test_the_relation_read_out_sees_the_relation_word_only():
     assert not torch.allclose(model(changed)[0], logit)
 
 
+def test_the_mark_goes_on_the_first_named_region_and_the_head_reads_cls():
+    """With ``read="marked"`` the mark changes A's input only: the logit equals that of the
+    plain ``[CLS]`` read-out given A's features plus the mark."""
+    torch.manual_seed(0)
+    stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
+    item = stream.draw(3, torch.Generator().manual_seed(1))
+    config = probe.VLConfig(16, 1, 2, 16, 0.0)
+    marked = probe.Probe(stream.vocab_size, 8, config, "marked")
+    plain = probe.Probe(stream.vocab_size, 8, config, "cls")
+    plain.load_state_dict({k: v for k, v in marked.state_dict().items() if k != "mark"})
+    assert plain.mark is None and marked.mark.abs().sum() > 0
+    by_hand = dict(item, feats=item["feats"].clone())
+    by_hand["feats"][:, 0] += marked.mark.detach()
+    assert torch.allclose(marked(item)[0], plain(by_hand)[0], atol=1e-6)
+    assert not torch.allclose(marked(item)[0], plain(item)[0])
+
+
 def test_the_locate_term_is_the_l1_distance_to_the_first_named_region():
     stream = probe.Stream("left_of", objects=4, feature_dim=8, seed=0)
     item = stream.draw(5, torch.Generator().manual_seed(1))
