@@ -49,6 +49,8 @@ from parsers.lexicon import (
     PICTURE_NOUNS,
     POSITION_NOUNS,
     REGION_NOUNS,
+    SIDED_PHRASES,
+    SPATIAL_BENCHMARK_PREPOSITIONS,
     SURFACE_NOUNS,
     VERB_FORMS,
     WEARER_NOUNS,
@@ -1015,6 +1017,19 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
         return False  # "one in a red coat and one in a blue coat": a new item
     if (_after_conjunction(a) or _after_list_comma(a, ci)) and r is not None \
             and r.object == a.conj_np:
+        if _own_place_follows(a, r, ci):
+            # "a plate on the table and a cup on the chair", "a hat on his head and a bag
+            # over his shoulder": a conjunct with a relation of its own is the partner of
+            # the last relation's subject, not one more object of that relation
+            prior = next((x for x in reversed(a.builder.relations)
+                          if x.object == r.subject and x.span[1] > x.span[0]), None)
+            if prior is None:
+                return False
+            a.relate(prior.subject, e, *prior.span)
+            a.last_rel = _Relation(prior.subject, e, prior.span[0], prior.span[1],
+                                   a.up.get(r.subject, (-1, False))[1])
+            a.up[e] = (prior.subject, a.last_rel.verb)
+            return True
         if r.end - r.start == 1 and a.word(r.start) == "of":
             # "with a sandwich , a bowl of soup , crackers": the list goes on with the
             # objects of the relation before "X of Y", not with Y
@@ -1031,6 +1046,36 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
         a.up[e] = (r.subject, r.verb)
         return True
     return False
+
+
+def _phrase(a: Attacher, start: int, end: int) -> str:
+    """The lowercase words ``start:end`` joined by spaces."""
+    return " ".join(a.word(k) for k in range(start, end))
+
+
+#: phrases that place a thing: after one of them, a conjunct with a place phrase of its own
+#: is another thing placed (:func:`_own_place_follows`)
+_PLACE_PHRASES = frozenset(SPATIAL_BENCHMARK_PREPOSITIONS + SIDED_PHRASES + [
+    "on", "in", "at", "under", "near", "behind", "above", "below", "beside", "over", "by",
+    "inside", "beneath", "underneath", "atop", "next to", "on top of", "in front of",
+    "close to", "against", "along", "across", "around"])
+
+
+#: first words of relation phrases that place nothing
+_NOT_PLACING = frozenset({"with", "without", "w", "of", "like", "for", "during", "than"})
+
+
+def _own_place_follows(a: Attacher, r: _Relation, ci: int) -> bool:
+    """Whether the noun phrase ``ci``, coordinated with the object of the place phrase
+    ``r``, has a phrase of its own that places it (``a plate on the table and a cup on
+    the chair``); not after other relations (``a kitchen with a table and chairs in the
+    middle``, ``a man with dark hair and a blue jacket walks``) or clothing (``a girl in a
+    blue shirt and white shorts on the field``)."""
+    if r.verb or r.object == a.worn or a.next_kind(ci) != REL or a.next_kind(ci + 1) != NP:
+        return False
+    nxt = a.chunks[ci + 1]
+    return not nxt.verb and _phrase(a, r.start, r.end) in _PLACE_PHRASES \
+        and a.word(nxt.start) not in _NOT_PLACING
 
 
 def coordinated_subject(a: Attacher, e: int, ci: int) -> bool:
@@ -1731,7 +1776,7 @@ def subject_beside_on_ground(a: Attacher, c: Chunk) -> int | None:
     large to be beside something."""
     r = _object_relation(a)
     if r is None or r.verb or c.verb or a.word(r.start) in ("of", "with") \
-            or " ".join(a.word(k) for k in range(c.start, c.end)) not in _BESIDE_GROUND:
+            or _phrase(a, c.start, c.end) not in _BESIDE_GROUND:
         return None
     head = a.builder.entities[r.object].head
     if not head or not lexicon_form(head.split()[-1], _GROUNDS):

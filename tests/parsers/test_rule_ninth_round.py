@@ -1,0 +1,38 @@
+"""The ninth round of rules of the ``rule`` parser (docs/parsers.md, "A ninth round"):
+parses that came out plainly wrong on text the rules were not written for. Captions
+written here."""
+
+from __future__ import annotations
+
+import pytest
+
+# the fixtures ``rule`` and ``triples_of`` are those of conftest.py
+
+
+@pytest.mark.parametrize("text, present, absent", [
+    # a conjunct with a place phrase of its own, after a place phrase, is another thing
+    # placed: the partner of the last relation's subject, not one more object of it
+    ("a plate on the table and a cup on the chair",
+     {("plate", "on", "table"), ("cup", "on", "chair")}, {("plate", "on", "cup")}),
+    ("a dog on the couch and a cat under the table",
+     {("dog", "on", "couch"), ("cat", "under", "table")}, {("dog", "on", "cat")}),
+    ("a man with a hat on his head and a bag over his shoulder",
+     {("man", "with", "hat"), ("man", "with", "bag"), ("bag", "over", "shoulder")},
+     {("hat", "on", "bag")}),
+    # ... not after "with", where the conjuncts share the place phrase's subject
+    ("a kitchen with a table and chairs in the middle",
+     {("kitchen", "with", "table"), ("kitchen", "with", "chairs")}, set()),
+    # ... nor after clothing
+    ("a girl in a blue shirt and white shorts on the field",
+     {("girl", "on", "field")}, {("shorts", "on", "field")}),
+    # ... nor before a verb, whose subject is the clause's
+    ("a man with dark hair and a blue jacket walks the sidewalk",
+     {("man", "walks", "sidewalk")}, {("jacket", "walks", "sidewalk")}),
+    # a conjunct without a phrase of its own still shares the relation
+    ("a cup left of the plate and the bowl",
+     {("cup", "left of", "plate"), ("cup", "left of", "bowl")}, set()),
+])
+def test_relations_of_a_caption(rule, triples_of, text, present, absent):
+    triples = set(triples_of(rule.parse(text)))
+    assert present <= triples
+    assert not absent & triples
