@@ -1079,7 +1079,8 @@ def attribute_list_comma(s: Chunker) -> bool:
     """A comma between attribute words that a noun ends (``a yellow , red , and blue
     logo``, ``a large white , blue and red jet``) stays in the noun phrase, with an ``and``
     / ``or`` right after it; the attributes describe that noun, and the comma separates
-    no list of things."""
+    no list of things.  The last word before the noun may be a participle (``tall ,
+    swaying grass``; not after a copula: ``the grass is tall , covering hills``)."""
     i, lw, n = s.i, s.lw, s.n
     if s.np_start < 0 or not s.np_content or s.w != "," or lw[i - 1] not in _LISTED_ATTRIBUTES:
         return False
@@ -1089,14 +1090,28 @@ def attribute_list_comma(s: Chunker) -> bool:
         if lw[j] in _LISTED_ATTRIBUTES:
             last_attr = j
         j += 1
-    if last_attr != j - 1 or j >= n:
+    if (last_attr != j - 1 and j != i + 1) or j >= n:
         return False
-    w = lw[j]
-    if not w.isalpha() or w in DETERMINERS or w in CONJUNCTION_WORDS or w in VERB_FORMS \
-            or w in ADVERBS or s.rel_trie.longest(lw, j) > j or table_verb_class(w) == VERB:
+    participle = j + 1 < n and s.pk != COP and lw[j].endswith(("ing", "ed")) \
+        and lw[j].isalpha() and s.rel_trie.longest(lw, j) == j and _could_be_noun(s, j + 1)
+    if participle:
+        last_attr, j = j, j + 1  # "tall , swaying grass": a participle last
+    if last_attr != j - 1 or not _could_be_noun(s, j):
         return False
-    s.i += 2 if i + 1 < n and lw[i + 1] in ("and", "or") else 1
+    if participle and j == i + 2:
+        s.i = j  # the participle right after the comma is no verb of its own
+    else:
+        s.i += 2 if i + 1 < n and lw[i + 1] in ("and", "or") else 1
     return True
+
+
+def _could_be_noun(s: Chunker, j: int) -> bool:
+    """Whether the word ``j`` may be the noun that attributes before it describe: a word
+    of letters that is no determiner, conjunction, verb, adverb or start of a relation."""
+    w = s.lw[j]
+    return w.isalpha() and w not in DETERMINERS and w not in CONJUNCTION_WORDS \
+        and w not in VERB_FORMS and w not in ADVERBS and s.rel_trie.longest(s.lw, j) == j \
+        and table_verb_class(w) != VERB
 
 
 def _adjective_word(w: str) -> bool:

@@ -36,3 +36,20 @@ def test_relations_of_a_caption(rule, triples_of, text, present, absent):
     triples = set(triples_of(rule.parse(text)))
     assert present <= triples
     assert not absent & triples
+
+
+@pytest.mark.parametrize("text, heads, attributes", [
+    # a participle after a comma of attribute words, before the noun, is one more of them
+    ("A man stands amidst tall , swaying grass .", {"man", "grass"},
+     {"grass": {"tall", "swaying"}}),
+    ("a woman in a long , flowing dress", {"woman", "dress"},
+     {"dress": {"long", "flowing"}}),
+    # ... not after a copula, where it opens a clause
+    ("the grass is tall , covering hills", {"grass", "hills"}, {}),
+])
+def test_participle_in_a_list_of_attributes(rule, text, heads, attributes):
+    g = rule.parse(text)
+    assert {e.head for e in g.entities} == heads
+    for head, expected in attributes.items():
+        entity = next(e for e in g.entities if e.head == head)
+        assert expected <= set(entity.modifiers)
