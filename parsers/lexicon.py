@@ -434,7 +434,7 @@ CLOTHING_NOUNS: frozenset[str] = frozenset({
     "tank", "bikini", "swimsuit", "wetsuit", "costume", "robe", "gown", "tuxedo",
     "overalls", "leggings", "sneaker", "boot", "shoe", "sandal", "glove", "mitten", "scarf",
     "beanie", "visor", "veil", "bandana", "sunglasses", "goggles", "pajamas", "attire",
-    "gear",
+    "gear", "top", "tops", "bottoms",
 })
 
 #: garments that ``with`` also marks as worn (``a boy with glasses``); ``with`` before

@@ -321,6 +321,13 @@ class Chunker:
         last = self.chunks[-1]
         return last.end - last.start == 1 and self.lw[last.start] in SUBJECT_PRONOUNS
 
+    def garment_top(self, k: int) -> bool:
+        """Whether ``top`` at ``k``, an attribute word (``the top shelf``), is the garment:
+        after another attribute word of its phrase (``a white top walks``, ``a dark top and
+        white bottoms``)."""
+        return self.lw[k] == "top" and k - 1 >= max(self.np_det_end, 0) \
+            and self.lw[k - 1] in ATTRIBUTE_WORDS
+
     def perfect_participle(self, i: int) -> bool:
         """Whether the word at ``i``, after ``has`` / ``have`` / ``had``, is a past participle
         of a perfect tense (``the crowd has gathered``, ``a man has fallen off``): a past
@@ -439,8 +446,9 @@ class Chunker:
         if self.np_start < 0 or not self.np_content or i <= self.np_det_end \
                 or not w.endswith("s") or w.endswith("ss"):
             return False
-        return all(self.lw[k] in ATTRIBUTE_WORDS or is_modifier(self.lw[k])
-                   or self.lw[k] in ("and", "or") for k in range(self.np_det_end, i))
+        return not self.garment_top(i - 1) and all(
+            self.lw[k] in ATTRIBUTE_WORDS or is_modifier(self.lw[k]) or self.lw[k] in ("and", "or")
+            for k in range(self.np_det_end, i))
 
     def verb_after_subject(self, i: int) -> bool:
         """Whether the verb form at ``i``, right after the noun of the open noun phrase and
@@ -1134,7 +1142,8 @@ def attribute_coordination(s: Chunker) -> bool:
     if not (s.np_start >= 0 and s.np_content and s.w in ("and", "or") and i + 2 < n):
         return False
     before, after, then = lw[i - 1], lw[i + 1], lw[i + 2]
-    attributes = (before in ATTRIBUTE_WORDS and after in ATTRIBUTE_WORDS) or (
+    attributes = (before in ATTRIBUTE_WORDS and after in ATTRIBUTE_WORDS
+                  and not s.garment_top(i - 1)) or (
         s.np_start < s.np_det_end == i - 1 and _adjective_word(before)
         and (after in ATTRIBUTE_WORDS or _adjective_word(after)) and then.isalpha()
         and after not in DETERMINERS and s.rel_trie.longest(lw, i + 1) == i + 1

@@ -53,3 +53,26 @@ def test_participle_in_a_list_of_attributes(rule, text, heads, attributes):
     for head, expected in attributes.items():
         entity = next(e for e in g.entities if e.head == head)
         assert expected <= set(entity.modifiers)
+
+
+@pytest.mark.parametrize("text, present, absent", [
+    # "top" after an attribute word is the garment: the phrase ends there
+    ("a girl in a white top runs toward a red van",
+     {("girl", "runs toward", "van")}, {("girl", "in", "runs")}),
+    ("a woman in a dark top and white bottoms sitting on a beach",
+     {("woman", "sitting on", "beach")}, set()),
+    # ... and clothing: "in" it is worn
+    ("young man in tank top on skateboard", {("man", "on", "skateboard")},
+     {("top", "on", "skateboard")}),
+    # ... not right after a determiner
+    ("the top shelf holds books", {("shelf", "holds", "books")}, set()),
+])
+def test_top_as_a_garment(rule, triples_of, text, present, absent):
+    triples = set(triples_of(rule.parse(text)))
+    assert present <= triples
+    assert not absent & triples
+
+
+def test_top_and_bottoms_are_two_garments(rule):
+    g = rule.parse("a woman in a dark top and white bottoms", mode="scene")
+    assert {e.head for e in g.entities} == {"woman", "top", "bottoms"}
