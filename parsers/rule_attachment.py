@@ -296,14 +296,15 @@ SubjectRule = Callable[[Attacher, Chunk], "int | None"]
 # ------------------------------------------------------------ tests on chunks
 def _describes_subject(word: str, verb: bool, after_clothing: bool, after_verb: bool) -> bool:
     """Whether a relation starting with ``word`` after the object of another relation
-    describes that relation's subject: after worn clothing, anything but ``with`` and
-    ``on`` (``a man wearing a cap holding a kite``); after a verb's object, ``with`` and
+    describes that relation's subject: after worn clothing, anything but ``with``,
+    ``without`` and ``on`` (``a man wearing a cap holding a kite``; ``a shirt with
+    sleeves`` / ``without sleeves`` parse alike); after a verb's object, ``with`` and
     ``without`` (``a boy hitting a ball with a bat``, ``... without a bat``: the two parse
     alike), not after the agent of a passive (``a square dominated by a tower with a
     clock``: the tower has it).  ``at`` there chains like the other places (``playing a
     game at a hall`` / ``behind a hall`` parse alike)."""
     if after_clothing:
-        return word not in ("with", "on")
+        return word not in ("with", "without", "on")
     return bool(after_verb) and not verb and word in ("with", "without")
 
 

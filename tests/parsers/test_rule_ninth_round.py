@@ -76,3 +76,23 @@ def test_top_as_a_garment(rule, triples_of, text, present, absent):
 def test_top_and_bottoms_are_two_garments(rule):
     g = rule.parse("a woman in a dark top and white bottoms", mode="scene")
     assert {e.head for e in g.entities} == {"woman", "top", "bottoms"}
+
+
+@pytest.mark.parametrize("text, modifiers", [
+    # "rear" before a noun is its attribute, as "front" is, not a whole that has it
+    ("the rear wheel of a bike", ["rear"]),
+    ("the front wheel of a bike", ["front"]),
+])
+def test_side_word_before_a_noun_is_an_attribute(rule, text, modifiers):
+    g = rule.parse(text)
+    assert g.entities[0].modifiers == modifiers
+    assert "rear" not in {e.head for e in g.entities}
+
+
+def test_with_and_without_after_clothing_parse_alike(rule):
+    """After worn clothing, ``without`` describes what ``with`` would: a minimal pair that
+    replaces one by the other aligns."""
+    from parsers.evaluate import align_pair
+    first = rule.parse("a woman in a blue top with headphones and two cellphones")
+    second = rule.parse("A woman in a blue top without headphones and two cellphones.")
+    assert align_pair(first, second)[0] == "aligned"
