@@ -595,8 +595,7 @@ ATTRIBUTE_WORDS: frozenset[str] = frozenset({
     "tiled", "lit", "parked", "standing", "sitting", "smiling", "happy", "cute", "pretty",
     "ugly", "beautiful", "fluffy", "soft", "hard", "heavy", "busy", "calm", "other", "same",
     "left", "right", "top", "bottom", "front", "back", "rear", "hind", "middle", "upper", "lower",
-    "far",
-    "near", "nearest", "closest", "farthest", "first", "second", "third", "last", "only",
+    "far", "near", "nearest", "closest", "farthest", "first", "second", "third", "last", "only",
     "single", "double", "many", "several", "few", "one", "two", "three", "four", "five", "six",
     "seven", "eight", "nine", "ten",
 })
