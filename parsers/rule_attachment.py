@@ -1020,33 +1020,33 @@ def coordinated_object(a: Attacher, e: int, ci: int) -> bool:
             and r.object == a.conj_np:
         if _own_place_follows(a, r, ci):
             # "a plate on the table and a cup on the chair", "a hat on his head and a bag
-            # over his shoulder": a conjunct with a relation of its own is the partner of
-            # the last relation's subject, not one more object of that relation
-            prior = next((x for x in reversed(a.builder.relations)
-                          if x.object == r.subject and x.span[1] > x.span[0]), None)
-            if prior is None:
-                return False
-            a.relate(prior.subject, e, *prior.span)
-            a.last_rel = _Relation(prior.subject, e, prior.span[0], prior.span[1],
-                                   a.up.get(r.subject, (-1, False))[1])
-            a.up[e] = (prior.subject, a.last_rel.verb)
-            return True
-        if r.end - r.start == 1 and a.word(r.start) == "of":
+            # over his shoulder": a conjunct with a place phrase of its own is the partner
+            # of the last relation's subject, not one more object of that relation
+            return _shares_relation_of_subject(a, r, e)
+        if r.end - r.start == 1 and a.word(r.start) == "of" \
+                and _shares_relation_of_subject(a, r, e):
             # "with a sandwich , a bowl of soup , crackers": the list goes on with the
             # objects of the relation before "X of Y", not with Y
-            prior = next((x for x in reversed(a.builder.relations)
-                          if x.object == r.subject and x.span[1] > x.span[0]), None)
-            if prior is not None:
-                a.relate(prior.subject, e, *prior.span)
-                a.last_rel = _Relation(prior.subject, e, prior.span[0], prior.span[1],
-                                       a.up.get(r.subject, (-1, False))[1])
-                a.up[e] = (prior.subject, a.last_rel.verb)
-                return True
+            return True
         a.relate(r.subject, e, r.start, r.end)
         a.last_rel = _Relation(r.subject, e, r.start, r.end, r.verb)
         a.up[e] = (r.subject, r.verb)
         return True
     return False
+
+
+def _shares_relation_of_subject(a: Attacher, r: _Relation, e: int) -> bool:
+    """Relate ``e`` as the relation that ends at the subject of ``r`` relates it (the
+    entity is coordinated with that subject); False if no named relation ends there."""
+    prior = next((x for x in reversed(a.builder.relations)
+                  if x.object == r.subject and x.span[1] > x.span[0]), None)
+    if prior is None:
+        return False
+    a.relate(prior.subject, e, *prior.span)
+    a.last_rel = _Relation(prior.subject, e, prior.span[0], prior.span[1],
+                           a.up.get(r.subject, (-1, False))[1])
+    a.up[e] = (prior.subject, a.last_rel.verb)
+    return True
 
 
 def _phrase(a: Attacher, start: int, end: int) -> str:
