@@ -22,9 +22,10 @@ on A's own region output instead of ``[CLS]``; ``--read relation`` on the output
 word REL, as the cross-encoder's MIL read-out scores words; ``--read marked`` keeps the
 head on ``[CLS]`` and marks A in the input instead (a learned vector, drawn at the scale of
 the regions' common part, added to A's features), as a verifier given a candidate
-referent would see it.  All but ``relation`` are ways to break the symmetry between A and
-B that keeps the ``[CLS]`` read-out of ``left_of`` and ``relation`` at chance; at REL the
-two objects differ only by their words' positions (docs/lengthgen.md).
+referent would see it.  ``--locate``, ``--read referent`` and ``--read marked`` are ways
+to break the symmetry between A and B that keeps the ``[CLS]`` read-out of ``left_of`` and
+``relation`` at chance (the mark breaks it for ``left_of`` only); at REL the two objects
+differ only by their words' positions (docs/lengthgen.md).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
 and a final line with the best accuracy::
