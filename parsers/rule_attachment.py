@@ -228,6 +228,10 @@ class Attacher:
         """Lowercase token ``i``."""
         return self.tokens[i].lower()
 
+    def phrase(self, start: int, end: int) -> str:
+        """The lowercase tokens ``start:end`` joined by spaces."""
+        return " ".join(self.tokens[start:end]).lower()
+
     def warn(self, message: str) -> None:
         self.builder.warnings.append(message)
 
@@ -1049,11 +1053,6 @@ def _shares_relation_of_subject(a: Attacher, r: _Relation, e: int) -> bool:
     return True
 
 
-def _phrase(a: Attacher, start: int, end: int) -> str:
-    """The lowercase words ``start:end`` joined by spaces."""
-    return " ".join(a.word(k) for k in range(start, end))
-
-
 #: phrases that place a thing: after one of them, a conjunct with a place phrase of its own
 #: is another thing placed (:func:`_own_place_follows`)
 _PLACE_PHRASES = frozenset(SPATIAL_BENCHMARK_PREPOSITIONS + SIDED_PHRASES + [
@@ -1075,7 +1074,7 @@ def _own_place_follows(a: Attacher, r: _Relation, ci: int) -> bool:
     if r.verb or r.object == a.worn or a.next_kind(ci) != REL or a.next_kind(ci + 1) != NP:
         return False
     nxt = a.chunks[ci + 1]
-    return not nxt.verb and _phrase(a, r.start, r.end) in _PLACE_PHRASES \
+    return not nxt.verb and a.phrase(r.start, r.end) in _PLACE_PHRASES \
         and a.word(nxt.start) not in _NOT_PLACING
 
 
@@ -1777,7 +1776,7 @@ def subject_beside_on_ground(a: Attacher, c: Chunk) -> int | None:
     large to be beside something."""
     r = _object_relation(a)
     if r is None or r.verb or c.verb or a.word(r.start) in ("of", "with") \
-            or _phrase(a, c.start, c.end) not in _BESIDE_GROUND:
+            or a.phrase(c.start, c.end) not in _BESIDE_GROUND:
         return None
     head = a.builder.entities[r.object].head
     if not head or not lexicon_form(head.split()[-1], _GROUNDS):
@@ -1927,7 +1926,7 @@ def conjunction(a: Attacher, c: Chunk, ci: int) -> bool:
     infield is dirt``), and a verb still without an object before them has none (``a dog
     waits while the man eats``: the man is the next clause's subject)."""
     a.conj_np = a.last_np
-    words = " ".join(a.tokens[c.start:c.end]).lower()
+    words = a.phrase(c.start, c.end)
     coordinator = words in _COORDINATORS
     a.conj_clause = words in SUBORDINATORS
     a.conj_span = (c.start, c.end) if coordinator else (c.start, c.start)
