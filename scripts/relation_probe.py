@@ -28,7 +28,9 @@ to break the symmetry between A and B that keeps the ``[CLS]`` read-out of ``lef
 differ only by their words' positions (docs/lengthgen.md).
 
 Prints one JSON line per evaluation (validation accuracy on a fixed set of 2,000 items)
-and a final line with the best accuracy::
+and a final line with the best accuracy and the final model's accuracy by the gap the
+label turns on (how far apart the compared centres are), which tells a comparison that
+has not been learned (chance in every bin) from an imprecise one (errors at small gaps)::
 
     python scripts/relation_probe.py --task left_of --steps 3000
 """
@@ -54,6 +56,9 @@ from rcrn.nn import MLP  # noqa: E402
 
 TASKS = ("subject_x", "left_of", "relation")
 RELATIONS = ("left of", "right of", "above", "below")   # opposites differ in the last bit
+# bins of the gap the label turns on (the compared centres' distance along the axis, in
+# image widths / heights; for subject_x A's distance from x = 0.45)
+GAP_BINS = ((0.0, 0.05), (0.05, 0.15), (0.15, 0.3), (0.3, 1.0))
 
 
 class Stream:
@@ -86,17 +91,20 @@ class Stream:
         a, b = ar.new_zeros(n), ar.new_ones(n)                   # regions 0 and 1 are named
         if self.task == "subject_x":
             label, rel = centre[ar, a, 0] < 0.45, a
+            gap = (centre[ar, a, 0] - 0.45).abs()
         elif self.task == "left_of":
             label, rel = centre[ar, a, 0] < centre[ar, b, 0], a
+            gap = (centre[ar, a, 0] - centre[ar, b, 0]).abs()
         else:
             axis = torch.randint(0, 2, (n,), generator=g)
             before = centre[ar, a, axis] < centre[ar, b, axis]   # left of / above (y down)
             truth = 2 * axis + (~before).long()
             label = torch.rand(n, generator=g) < 0.5
             rel = torch.where(label, truth, truth ^ 1)
+            gap = (centre[ar, a, axis] - centre[ar, b, axis]).abs()
         tokens = torch.stack([1 + cls[:, 0], C + 1 + rel, 1 + cls[:, 1]], dim=1)
         return {"feats": feats, "boxes": boxes, "tokens": tokens, "label": label.float(),
-                "a": a, "b": b}
+                "a": a, "b": b, "gap": gap}
 
 
 class Probe(nn.Module):
@@ -208,11 +216,18 @@ def main(argv: list[str] | None = None) -> int:
                 if term is not None:
                     row[name] = round(term.item(), 4)
             print(json.dumps(row), flush=True)
+    with torch.no_grad():
+        right = (model(val)[0] > 0).float() == val["label"]
+    by_gap = {}
+    for low, high in GAP_BINS:
+        inside = (val["gap"] >= low) & (val["gap"] < high)
+        by_gap[f"{low}-{high}"] = round(float(right[inside].float().mean()), 4) \
+            if inside.any() else None
     print(json.dumps({"task": args.task, "steps": args.steps, "layers": args.layers,
                       "dim": args.dim, "align": args.align, "locate": args.locate,
                       "read": args.read, "seed": args.seed,
                       "chance": round(float(max(val["label"].mean(), 1 - val["label"].mean())), 4),
-                      "best_val_accuracy": round(best, 4),
+                      "best_val_accuracy": round(best, 4), "final_accuracy_by_gap": by_gap,
                       "seconds": round(time.perf_counter() - start, 1)}), flush=True)
     return 0
 

@@ -126,3 +126,29 @@ def test_bad_settings_are_refused():
         probe.Stream("left_of", objects=1, feature_dim=8, seed=0)
     with pytest.raises(SystemExit):
         probe.main(["--steps", "0"])
+
+
+@pytest.mark.parametrize("task", probe.TASKS)
+def test_the_gap_is_how_far_the_label_is_from_flipping(task):
+    """The gap is the distance, along the compared axis, from A's centre to B's (to
+    x = 0.45 for subject_x)."""
+    stream = probe.Stream(task, objects=4, feature_dim=8, seed=0)
+    item = stream.draw(300, torch.Generator().manual_seed(2))
+    c = _centres(item)
+    rel = item["tokens"][:, 1] - (stream.objects + 1)
+    axis = rel // 2 if task == "relation" else torch.zeros_like(rel)
+    other = torch.full_like(c[:, 0, 0], 0.45) if task == "subject_x" \
+        else c[torch.arange(len(rel)), 1, axis]
+    own = c[torch.arange(len(rel)), 0, axis]
+    assert torch.allclose(item["gap"], (own - other).abs(), atol=1e-6)
+    assert (item["gap"] >= 0).all() and item["gap"].max() > 0.3
+
+
+def test_the_summary_reports_accuracy_by_gap(capsys):
+    assert probe.main(["--task", "left_of", "--steps", "2", "--eval-every", "2",
+                       "--batch-size", "8"]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    by_gap = summary["final_accuracy_by_gap"]
+    assert list(by_gap) == [f"{lo}-{hi}" for lo, hi in probe.GAP_BINS]
+    assert all(v is None or 0 <= v <= 1 for v in by_gap.values())
+    assert any(v is not None for v in by_gap.values())
