@@ -1087,30 +1087,48 @@ def attribute_list_comma(s: Chunker) -> bool:
     """A comma between attribute words that a noun ends (``a yellow , red , and blue
     logo``, ``a large white , blue and red jet``) stays in the noun phrase, with an ``and``
     / ``or`` right after it; the attributes describe that noun, and the comma separates
-    no list of things.  The last word before the noun may be a participle (``tall ,
-    swaying grass``; not after a copula: ``the grass is tall , covering hills``)."""
+    no list of things.  Participles may be listed among them (``tall , swaying grass``,
+    ``a long , flowing , red dress``; after one, ``a long flowing , red dress``, when an
+    attribute word not in ``-ing`` follows the comma; not after a copula: ``the grass is
+    tall , covering hills``); the chunker then goes on at the noun, so no listed
+    participle is taken for a verb."""
     i, lw, n = s.i, s.lw, s.n
-    if s.np_start < 0 or not s.np_content or s.w != "," or lw[i - 1] not in _LISTED_ATTRIBUTES:
+    if s.np_start < 0 or not s.np_content or s.w != ",":
+        return False
+    after_participle = lw[i - 1] not in _LISTED_ATTRIBUTES
+    if after_participle and not (i - 2 >= s.np_det_end and lw[i - 2] in _LISTED_ATTRIBUTES
+                                 and _listed_participle(s, i - 1)):
         return False
     j = i + 1
-    last_attr = -1
-    while j < n and j - i < 12 and (lw[j] in _LISTED_ATTRIBUTES or lw[j] in (",", "and", "or")):
+    last_attr, participle, attribute = -1, False, False
+    while j < n and j - i < 12:
         if lw[j] in _LISTED_ATTRIBUTES:
             last_attr = j
+            attribute = attribute or not lw[j].endswith("ing")
+        elif _listed_participle(s, j) and j + 1 < n and (
+                lw[j + 1] in _LISTED_ATTRIBUTES or lw[j + 1] in (",", "and", "or")
+                or _could_be_noun(s, j + 1)):
+            last_attr, participle = j, True
+        elif lw[j] not in (",", "and", "or"):
+            break
         j += 1
-    if (last_attr != j - 1 and j != i + 1) or j >= n:
+    if last_attr != j - 1 or j >= n or not _could_be_noun(s, j):
         return False
-    participle = j + 1 < n and s.pk != COP and lw[j].endswith(("ing", "ed")) \
-        and lw[j].isalpha() and s.rel_trie.longest(lw, j) == j and _could_be_noun(s, j + 1)
+    if after_participle and not attribute:
+        return False  # "blue piping , standing as sentinels": "piping" was the noun
     if participle:
-        last_attr, j = j, j + 1  # "tall , swaying grass": a participle last
-    if last_attr != j - 1 or not _could_be_noun(s, j):
-        return False
-    if participle and j == i + 2:
-        s.i = j  # the participle right after the comma is no verb of its own
+        s.i = j  # a listed participle is no verb of its own: go on at the noun
     else:
         s.i += 2 if i + 1 < n and lw[i + 1] in ("and", "or") else 1
     return True
+
+
+def _listed_participle(s: Chunker, j: int) -> bool:
+    """Whether the word ``j`` may be a participle listed among attribute words: ``-ing``
+    or ``-ed``, no start of a relation phrase, and not after a copula."""
+    w = s.lw[j]
+    return s.pk != COP and w.endswith(("ing", "ed")) and w.isalpha() \
+        and s.rel_trie.longest(s.lw, j) == j
 
 
 def _could_be_noun(s: Chunker, j: int) -> bool:

@@ -28,6 +28,8 @@ import pytest
     # ... nor before a verb, whose subject is the clause's
     ("a man with dark hair and a blue jacket walks the sidewalk",
      {("man", "walks", "sidewalk")}, {("jacket", "walks", "sidewalk")}),
+    # a comma list of attributes with participles stays one noun phrase
+    ("a woman in a long , flowing , red dress", {("woman", "wearing", "dress")}, set()),
     # a conjunct without a phrase of its own still shares the relation
     ("a cup left of the plate and the bowl",
      {("cup", "left of", "plate"), ("cup", "left of", "bowl")}, set()),
@@ -44,6 +46,16 @@ def test_relations_of_a_caption(rule, triples_of, text, present, absent):
      {"grass": {"tall", "swaying"}}),
     ("a woman in a long , flowing dress", {"woman", "dress"},
      {"dress": {"long", "flowing"}}),
+    # ... or anywhere in the list, and after a participle when an attribute word follows
+    ("a woman in a long , flowing , red dress", {"woman", "dress"},
+     {"dress": {"long", "flowing", "red"}}),
+    ("a woman in a long flowing , red dress", {"woman", "dress"},
+     {"dress": {"long", "flowing", "red"}}),
+    ("a tall , swaying , green tree near a fence", {"tree", "fence"},
+     {"tree": {"tall", "swaying", "green"}}),
+    # ... but a noun in -ing before the comma stays the noun
+    ("towers laced with blue piping , standing as sentinels", {"towers", "piping"},
+     {"piping": {"blue"}}),
     # ... not after a copula, where it opens a clause
     ("the grass is tall , covering hills", {"grass", "hills"}, {}),
 ])
