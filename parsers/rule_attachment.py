@@ -55,6 +55,7 @@ from parsers.lexicon import (
     VERB_FORMS,
     WEARER_NOUNS,
     lexicon_form,
+    word_forms,
 )
 from parsers.noun_classes import is_modifier
 from parsers.rule_chunking import (
@@ -159,7 +160,7 @@ class Attacher:
                  "fronted_resolved", "conj_np", "conj_span", "conj_clause", "comma_np",
                  "partners", "shared", "has_it", "whole_of_it", "worn", "prev", "prev_subj",
                  "pred_subj", "up", "reduced", "has_items", "prep_relative", "pred_before",
-                 "current", "pronoun_at", "coloured", "aside")
+                 "current", "pronoun_at", "coloured", "aside", "quality")
 
     def __init__(self, chunks: list[Chunk], tokens: list[str], builder: GraphBuilder) -> None:
         self.chunks = chunks
@@ -199,6 +200,8 @@ class Attacher:
         self.pronoun_at = -1       # index of the last subject pronoun (pronoun_subject)
         self.coloured = (-1, -1)   # (chunk, entity) of the last colours after a verb
         self.aside = (-1, -1)      # (subject, chunk) of a participle opening ", doing ... ,"
+        self.quality: set[int] = set()  # tokens of words of quality after a linking verb,
+        #                                   left out of the relation they stand inside
         # a caption long enough for the conventions of long captions
         # (antecedent, subject) of an object relative clause without a pronoun ("the hat
         # the man is wearing"), waiting for a verb without an object
@@ -258,10 +261,12 @@ class Attacher:
             self.worn = -1
             return
         plain = None
-        if len(words) > 2 and any(w in HEIGHT_ADVERBS for w in words[1:-1]):
-            # "a flag hanging high on a pole": the chunker skipped "high"; "hanging on"
-            kept = [k for k in range(start, end)
-                    if not (start < k < end - 1 and words[k - start] in HEIGHT_ADVERBS)]
+        inside = [k for k in range(start + 1, end - 1)
+                  if words[k - start] in HEIGHT_ADVERBS or k in self.quality]
+        if inside:
+            # "a flag hanging high on a pole": the chunker skipped "high"; "hanging on";
+            # "a tower stands tall against the sky": "tall" describes it; "stands against"
+            kept = [k for k in range(start, end) if k not in inside]
             words = [self.word(k) for k in kept]
             plain = " ".join(self.tokens[k] for k in kept)
         conv = relation_convention(words, builder.entities[subj].head,
@@ -658,6 +663,35 @@ def role_after_posture(a: Attacher, c: Chunk, ci: int) -> bool:
     if not (as_role or watch):
         return False
     a.pending = None
+    return True
+
+
+#: verbs after which words of quality alone describe the subject (``stands tall``, ``sits
+#: empty``, ``looks happy``, ``lies still``)
+_LINKING_FORMS = POSTURE_FORMS | word_forms(
+    ("look", ("", "s", "ing", "ed")), ("lie", ("", "s")), ("lying", ("",)), ("lay", ("",)))
+
+
+def attribute_after_linking_verb(a: Attacher, c: Chunk, ci: int) -> bool:
+    """``a Ferris wheel stands tall``, ``the chair sits empty in the corner``, ``the dog
+    looks happy``: words of quality alone right after a verb of posture or of looking
+    describe its subject (``( wheel , is , tall )``), as FACTUAL writes it: no entity and
+    no relation; before a relation phrase the verb goes on to it, without them (``stands
+    tall against the sky``: ``( tower , stands against , sky )``)."""
+    p = a.pending
+    if p is None or p.copula or p.subject < 0 or not p.verb or p.end - p.start != 1 \
+            or a.word(p.start) not in _LINKING_FORMS or c.start != p.end \
+            or not c.attr_only or c.owner is not None:
+        return False
+    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    if not words or not all(w.lower() in ATTRIBUTE_WORDS or is_modifier(w.lower())
+                            for w in words):
+        return False
+    a.builder.entities[p.subject].modifiers.extend(words)
+    if a.next_kind(ci) == REL:
+        a.quality.update(range(c.start, c.end))  # the verb waits, its phrase without them
+    else:
+        a.pending = None
     return True
 
 
@@ -2035,6 +2069,7 @@ ATTACH_RULES: dict[int, list[AttachRule]] = {
     NP: [attributes_after_copula, it_of_has_on_it, position_without_whole, colour_after_verb,
          colour_after_in,
          time_after_preposition, manner_of_relation, role_after_posture,
+         attribute_after_linking_verb,
          pronoun_object,
          pronoun_subject, noun_phrase],
     REL: [verb_of_prepositional_relative, verb_of_object_relative,

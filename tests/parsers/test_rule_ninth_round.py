@@ -108,3 +108,26 @@ def test_with_and_without_after_clothing_parse_alike(rule):
     first = rule.parse("a woman in a blue top with headphones and two cellphones")
     second = rule.parse("A woman in a blue top without headphones and two cellphones.")
     assert align_pair(first, second)[0] == "aligned"
+
+
+@pytest.mark.parametrize("text, described, relations", [
+    # words of quality right after a verb of posture or looking describe its subject: no
+    # entity of them, and before a relation phrase the verb goes on to it without them
+    ("a tower stands tall against the sky .", {"tower": {"tall"}},
+     {("tower", "stands against", "sky")}),
+    ("the chair sits empty near the door .", {"chair": {"empty"}},
+     {("chair", "sits near", "door")}),
+    ("the dog looks happy .", {"dog": {"happy"}}, set()),
+    ("a giraffe looking right", {"giraffe": {"right"}}, set()),
+    # ... right after it only, not after a comma
+    ("a wooden structure stands , possibly serving as a shelter .", {"structure": {"wooden"}},
+     None),
+])
+def test_quality_after_a_linking_verb(rule, triples_of, text, described, relations):
+    g = rule.parse(text)
+    assert set(described) <= {e.head for e in g.entities}
+    for head, words in described.items():
+        entity = next(e for e in g.entities if e.head == head)
+        assert set(entity.modifiers) == words
+    if relations is not None:
+        assert set(triples_of(g)) == relations

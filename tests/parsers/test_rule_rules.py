@@ -126,6 +126,7 @@ EXAMPLES = {
     ("attach", "time_after_preposition"): "a lighthouse at night",
     ("attach", "manner_of_relation"): "two cows facing the same direction",
     ("attach", "role_after_posture"): "a lamp stands guard by the door",
+    ("attach", "attribute_after_linking_verb"): "a tower stands tall against the sky",
     ("subject", "subject_beside_on_ground"): "a cup on the floor near a chair",
     ("subject", "subject_after_formation"): "jars in a row on a shelf",
     ("subject", "subject_of_with_possessed"): "people on a sidewalk with their phones",
