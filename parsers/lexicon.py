@@ -347,7 +347,7 @@ COMPOUND_NOUNS: list[str] = [
     "power line", "power lines", "train tracks", "train track", "bus stop", "side walk",
     "cross walk", "tree trunk", "door handle", "window sill", "book shelf", "table cloth",
     "place mat", "wrist watch", "hand bag", "back pack", "suit case",
-    "tee shirt", "wet suit", "counter top",
+    "tee shirt", "wet suit", "counter top", "ferris wheel",
 ]
 
 #: the names FACTUAL's scene graphs give entities that captions name otherwise: compounds

@@ -119,6 +119,9 @@ def test_with_and_without_after_clothing_parse_alike(rule):
      {("chair", "sits near", "door")}),
     ("the dog looks happy .", {"dog": {"happy"}}, set()),
     ("a giraffe looking right", {"giraffe": {"right"}}, set()),
+    # a Ferris wheel is one thing, not a wheel that a Ferris has
+    ("a Ferris wheel stands tall near the lake .", {"Ferris wheel": {"tall"}},
+     {("Ferris wheel", "stands near", "lake")}),
     # ... right after it only, not after a comma
     ("a wooden structure stands , possibly serving as a shelter .", {"structure": {"wooden"}},
      None),
