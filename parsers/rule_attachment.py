@@ -673,9 +673,9 @@ _LINKING_FORMS = POSTURE_FORMS | word_forms(
 
 
 def attribute_after_linking_verb(a: Attacher, c: Chunk, ci: int) -> bool:
-    """``a Ferris wheel stands tall``, ``the chair sits empty in the corner``, ``the dog
-    looks happy``: words of quality alone right after a verb of posture or of looking
-    describe its subject (``( wheel , is , tall )``), as FACTUAL writes it: no entity and
+    """``a tower stands tall``, ``the chair sits empty in the corner``, ``the dog looks
+    happy``: words of quality alone right after a verb of posture or of looking describe
+    its subject (``( tower , is , tall )``), as FACTUAL writes it: no entity and
     no relation; before a relation phrase the verb goes on to it, without them (``stands
     tall against the sky``: ``( tower , stands against , sky )``)."""
     p = a.pending
