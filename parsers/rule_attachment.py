@@ -235,6 +235,11 @@ class Attacher:
         """The lowercase tokens ``start:end`` joined by spaces."""
         return " ".join(self.tokens[start:end]).lower()
 
+    def listed_words(self, c: Chunk) -> list[str]:
+        """The words of chunk ``c`` as written, without ``and`` / ``or`` (``green and
+        yellow`` -> ``green``, ``yellow``)."""
+        return [self.tokens[k] for k in range(c.start, c.end) if self.word(k) not in ("and", "or")]
+
     def warn(self, message: str) -> None:
         self.builder.warnings.append(message)
 
@@ -399,8 +404,7 @@ def attributes_after_copula(a: Attacher, c: Chunk, ci: int) -> bool:
         a.pending = None
         return True
     if p is not None and p.copula and c.attr_only and p.subject >= 0:
-        tokens = a.tokens
-        words = [tokens[k] for k in range(c.start, c.end) if tokens[k].lower() not in ("and", "or")]
+        words = a.listed_words(c)
         for subj in (p.subject, *a.partners.get(p.subject, ())):
             a.builder.entities[subj].modifiers.extend(words)
         a.pending = None
@@ -518,7 +522,7 @@ def colour_after_verb(a: Attacher, c: Chunk, ci: int) -> bool:
     yellow``)."""
     if not c.attr_only or c.owner is not None:
         return False
-    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    words = a.listed_words(c)
     if not words or not all(w.lower() in _COLOUR_WORDS for w in words):
         return False
     at, subj = a.coloured
@@ -557,7 +561,7 @@ def colour_after_in(a: Attacher, c: Chunk, ci: int) -> bool:
             or not (p.end - p.start == 1 or a.word(p.start) in ("dressed", "clad")) \
             or not c.attr_only or c.owner is not None:
         return False
-    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    words = a.listed_words(c)
     if not words or not all(w.lower() in _COLOUR_WORDS for w in words):
         return False
     builder = a.builder
@@ -683,7 +687,7 @@ def attribute_after_linking_verb(a: Attacher, c: Chunk, ci: int) -> bool:
             or a.word(p.start) not in _LINKING_FORMS or c.start != p.end \
             or not c.attr_only or c.owner is not None:
         return False
-    words = [a.tokens[k] for k in range(c.start, c.end) if a.word(k) not in ("and", "or")]
+    words = a.listed_words(c)
     if not words or not all(w.lower() in ATTRIBUTE_WORDS or is_modifier(w.lower())
                             for w in words):
         return False
