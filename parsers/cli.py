@@ -1,4 +1,5 @@
-"""``rcrn parse`` and ``rcrn parse-eval``: language graphs from the command line.
+"""``rcrn parse``, ``rcrn parse-eval`` and ``rcrn parse-style``: language graphs from the
+command line.
 
 ``parse --scene`` parses each text as a whole description into a scene graph.
 ``parse-eval`` scores a parser on VSR or What'sUp template captions (``--benchmark``,
@@ -6,13 +7,16 @@
 FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`; ``--scene``: the
 parser's scene mode, for captions of several sentences), or with ``--format pairs FILE``
 on minimal caption pairs (:func:`parsers.evaluate.evaluate_pairs`: how many pairs parse to
-graphs that differ in exactly the edited relation).
+graphs that differ in exactly the edited relation).  ``parse-style`` learns a relation style
+(:class:`parsers.style.RelationStyle`) from a FACTUAL-format CSV; ``--style FILE`` writes
+the graphs of ``parse`` and ``parse-eval`` in it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 import parsers
@@ -27,10 +31,12 @@ from parsers.evaluate import (
     read_pairs,
 )
 from parsers.scene import SceneGraph
+from parsers.style import ACTIONS, RelationStyle, StyledParser
 from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
 
-__all__ = ["register", "cmd_parse", "cmd_parse_eval", "format_graph", "format_scene"]
+__all__ = ["register", "cmd_parse", "cmd_parse_eval", "cmd_parse_style", "format_graph",
+           "format_scene"]
 
 
 def _options(pairs: list[str] | None) -> dict[str, Any]:
@@ -43,8 +49,11 @@ def _options(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _load(name: str, options: list[str] | None) -> Any:
-    return parsers.load(name, **_options(options))
+def _load(args: argparse.Namespace) -> Any:
+    """The parser of ``--parser`` and ``--option``, in the style of ``--style`` if given."""
+    parser = parsers.load(args.parser, **_options(args.option))
+    style = getattr(args, "style", None)
+    return StyledParser(parser, RelationStyle.load(style)) if style else parser
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -112,7 +121,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         return 0
     if not args.text:
         raise CommandError("give at least one TEXT to parse (or --list-parsers)")
-    parser = _load(args.parser, args.option)
+    parser = _load(args)
     scene = getattr(args, "scene", False)
     analyse = parser.analyse_scene if scene else parser.analyse
     results = []
@@ -154,13 +163,15 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
     items = read_factual(path, args.limit)
     if not items:
         raise CommandError(f"{path}: no caption row")
-    parser = _load(args.parser, args.option)
+    parser = _load(args)
     mode = "scene" if getattr(args, "scene", False) else "referring"
+    style = getattr(args, "style", None)
     report = evaluate_factual(parser, items, max(args.errors, 0), mode)
     report = {"format": "factual", "file": str(path), "parser": args.parser,
-              "options": _options(args.option), **report}
+              "options": _options(args.option), "style": style, **report}
     att = report["attributes"]
     rows = [["format", "factual"], ["parser", args.parser], ["mode", mode],
+            *([["style", style]] if style else []),
             ["captions", str(report["captions"])],
             ["gold / predicted triples",
              f"{report['gold_triples']} / {report['predicted_triples']}"],
@@ -189,7 +200,7 @@ def _cmd_parse_eval_pairs(args: argparse.Namespace) -> int:
     items = read_pairs(path, args.limit)
     if not items:
         raise CommandError(f"{path}: no caption pair")
-    parser = _load(args.parser, args.option)
+    parser = _load(args)
     report = evaluate_pairs(parser, items, max_errors=args.errors)
     report = {"format": "pairs", "file": str(path), "parser": args.parser, **report}
     edits = report["one_relation_edits"]
@@ -254,7 +265,7 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
     gold = read_captions(args.benchmark, args.root)
     if not gold:
         raise CommandError(f"no caption found under {args.root}")
-    parser = _load(args.parser, args.option)
+    parser = _load(args)
     report = evaluate_parser(parser, gold)
     report = {"benchmark": args.benchmark, "root": str(args.root), "parser": args.parser,
               **report}
@@ -268,6 +279,33 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
     mistakes = [(e, " | ".join(e["gold"]), " | ".join(e["predicted"]))
                 for e in report["errors"][:10]]
     return _print_report(report, rows, mistakes, args.json)
+
+
+def cmd_parse_style(args: argparse.Namespace) -> int:
+    """Learn a relation style from a FACTUAL-format CSV and write it as JSON."""
+    out = Path(args.out)
+    if out.exists() and not args.overwrite:
+        raise CommandError(f"{out} exists; pass --overwrite to replace it")
+    if args.limit is not None and args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    items = read_factual(args.file, args.limit)
+    if not items:
+        raise CommandError(f"{args.file}: no caption row")
+    parser = parsers.load(args.parser, **_options(args.option))
+    mode = "scene" if args.scene else "referring"
+    try:
+        style = RelationStyle.fit(parser, items, mode, args.min_count, args.share,
+                                  source=f"{args.file} ({len(items)} captions, parser "
+                                         f"{args.parser}, {mode} mode)")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
+    style.save(out)
+    counts = style.summary()
+    print(f"wrote {out}: {len(style.rules)} rules learned from {len(items)} captions "
+          f"({', '.join(f'{counts[a]} {a}' for a in ACTIONS)}); use it with\n"
+          f"  rcrn parse-eval --format factual FILE --style {out}")
+    return 0
 
 
 def register(subparsers: Any) -> None:
@@ -288,6 +326,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="backend option, e.g. model=en_core_web_sm (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--style", metavar="FILE",
+                   help="write relations in the style of FILE (from rcrn parse-style)")
     p.add_argument("--scene", action="store_true",
                    help="parse each TEXT as a whole description (several sentences, one "
                         "scene) into a scene graph: mentions merged across sentences, no "
@@ -342,5 +382,43 @@ def register(subparsers: Any) -> None:
                    help=f"parser backend ({names}; default: %(default)s)")
     e.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="backend option (repeatable)")
+    e.add_argument("--style", metavar="FILE",
+                   help="score the parser's graphs written in the relation style of FILE "
+                        "(from rcrn parse-style)")
     e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.set_defaults(func=cmd_parse_eval)
+
+    f = subparsers.add_parser(
+        "parse-style",
+        help="learn how a scene-graph corpus writes relations (a relation style)",
+        description="Parse every caption of a FACTUAL-format CSV (columns 'caption' and "
+                    "'scene_graph'), compare each predicted relation triple with the "
+                    "caption's human graph, and learn when the annotators write another "
+                    "relation for the same two things (beneath -> under), write it the "
+                    "other way round, or leave it out.  The rules are written to --out as "
+                    "JSON; --style FILE applies them in rcrn parse and rcrn parse-eval.  "
+                    "Fit on a training split and score on another: a style fitted on the "
+                    "captions it is scored on measures memory, not the parser.",
+        epilog="Example: rcrn parse-style data/factual/length/train.csv --out factual.json\n"
+               "         rcrn parse-eval --format factual data/factual/length/test.csv "
+               "--style factual.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    f.add_argument("file", metavar="FILE", help="the scene-graph CSV to learn from")
+    f.add_argument("--out", required=True, metavar="STYLE",
+                   help="where to write the style (JSON)")
+    f.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    f.add_argument("--scene", action="store_true",
+                   help="learn from the parser's scene graphs (for captions of several "
+                        "sentences) instead of its referring-mode graphs")
+    f.add_argument("--min-count", type=int, default=3, metavar="N",
+                   help="a key decides only when seen N times (default: %(default)s)")
+    f.add_argument("--share", type=float, default=0.5, metavar="P",
+                   help="a change needs at least this share of its key's triples "
+                        "(default: %(default)s)")
+    f.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="learn from the first N rows only")
+    f.add_argument("--parser", default=parsers.DEFAULT_PARSER,
+                   help=f"parser backend ({names}; default: %(default)s)")
+    f.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="backend option (repeatable)")
+    f.set_defaults(func=cmd_parse_style)

@@ -343,12 +343,15 @@ class FactualItem:
         triples: relation triples ``(subject head, relation, object head)``.
         attributes: ``(entity head, attribute)`` pairs.
         source: ``file:line``.
+        phrases: ``(relation key, relation phrase as written)`` of the scene graph's
+            relations (``("under", "under")``, ``("sit on", "sitting on")``).
     """
 
     text: str
     triples: frozenset[Triple]
     attributes: frozenset[Attribute]
     source: str
+    phrases: frozenset[tuple[str, str]] = frozenset()
 
 
 def lemma(word: str) -> str:
@@ -423,6 +426,43 @@ def attribute_key(phrase: str) -> str:
     return " ".join(k for k in (_NUMBER_WORDS.get(w.lower(), lemma(w)) for w in words) if k)
 
 
+def _groups(scene_graph: str, where: str) -> list[tuple[str, str, str]]:
+    """The ``(subject, relation, object)`` phrases of a scene graph's groups of three or
+    more elements, as written (``( e )`` groups name entities and are skipped).
+
+    Raises:
+        DataError: as :func:`parse_scene_graph`.
+    """
+    rest = _GROUP_RE.sub(" ", scene_graph).replace(",", " ").strip()
+    if rest:
+        raise DataError(f"{where}: scene graph has {rest[:40]!r} outside '( s , r , o )' "
+                        f"groups")
+    groups = []
+    for body in _GROUP_RE.findall(scene_graph):
+        parts = [p.strip() for p in body.split(",")]
+        if len(parts) == 1 and parts[0]:
+            continue
+        if len(parts) < 3 or not all(parts):
+            raise DataError(f"{where}: scene graph group ({body.strip()}) is neither "
+                            f"'( s , r , o )' nor '( e )'")
+        groups.append((parts[0], " ".join(parts[1:-1]), parts[-1]))
+    return groups
+
+
+def _keys(groups: Iterable[tuple[str, str, str]]) -> tuple[set[Triple], set[Attribute]]:
+    triples: set[Triple] = set()
+    attributes: set[Attribute] = set()
+    for subj, rel, obj in groups:
+        s, o, r = head_key(subj), head_key(obj), relation_key(rel)
+        if not r:
+            a = attribute_key(obj)
+            if s and a:
+                attributes.add((s, a))
+        elif s and o:
+            triples.add((s, r, o))
+    return triples, attributes
+
+
 def parse_scene_graph(scene_graph: str,
                       where: str = "scene graph") -> tuple[set[Triple], set[Attribute]]:
     """Relation triples and attributes of a ``( s , r , o ) , ( e ) , ...`` scene graph.
@@ -435,28 +475,7 @@ def parse_scene_graph(scene_graph: str,
         DataError: text outside the groups, unbalanced parentheses or a group of two
             elements or of empty ones; the message starts with ``where``.
     """
-    triples: set[Triple] = set()
-    attributes: set[Attribute] = set()
-    rest = _GROUP_RE.sub(" ", scene_graph).replace(",", " ").strip()
-    if rest:
-        raise DataError(f"{where}: scene graph has {rest[:40]!r} outside '( s , r , o )' "
-                        f"groups")
-    for body in _GROUP_RE.findall(scene_graph):
-        parts = [p.strip() for p in body.split(",")]
-        if len(parts) == 1 and parts[0]:
-            continue
-        if len(parts) < 3 or not all(parts):
-            raise DataError(f"{where}: scene graph group ({body.strip()}) is neither "
-                            f"'( s , r , o )' nor '( e )'")
-        subj, rel, obj = parts[0], " ".join(parts[1:-1]), parts[-1]
-        s, o, r = head_key(subj), head_key(obj), relation_key(rel)
-        if not r:
-            a = attribute_key(obj)
-            if s and a:
-                attributes.add((s, a))
-        elif s and o:
-            triples.add((s, r, o))
-    return triples, attributes
+    return _keys(_groups(scene_graph, where))
 
 
 def read_factual(path: str | Path, limit: int | None = None) -> list[FactualItem]:
@@ -486,9 +505,11 @@ def read_factual(path: str | Path, limit: int | None = None) -> list[FactualItem
                 caption, graph = row.get("caption"), row.get("scene_graph")
                 if caption is None or graph is None:
                     raise DataError(f"{where}: row has fewer fields than the header")
-                triples, attributes = parse_scene_graph(graph, where)
+                groups = _groups(graph, where)
+                triples, attributes = _keys(groups)
+                phrases = {(relation_key(r), " ".join(r.split())) for _, r, _ in groups}
                 items.append(FactualItem(caption, frozenset(triples), frozenset(attributes),
-                                         where))
+                                         where, frozenset(p for p in phrases if p[0])))
                 if limit is not None and len(items) >= limit:
                     break
         except UnicodeDecodeError as exc:

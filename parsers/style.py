@@ -1,0 +1,343 @@
+"""Relation style: how the annotators of a scene-graph corpus write relations, learned.
+
+Human scene graphs write relations in a vocabulary of their own.  FACTUAL's annotators
+write ``under`` for ``beneath`` and ``below``, ``on middle of`` for ``in the middle of``,
+``at left of`` for ``to the left of``, ``( hand , hold , cup )`` the other way round
+from ``a cup held in a hand``, and leave out what a caption says its subject is doing when
+it names nothing done to (``taking``, ``doing``).  A parser that keeps the words of the
+text (and must, for template captions whose relation is the text's phrase) loses those
+triples however well it attaches.
+
+A :class:`RelationStyle` learns such conventions from a training corpus: it parses every
+caption, compares each predicted relation triple ``(subject head, relation, object
+head)`` (the keys of :mod:`parsers.evaluate`) with the caption's human graph, and labels
+it *keep* (the triple is in the gold), *relabel* (the gold relates the same two heads
+with another relation), *flip* (the gold relates them the other way round) or *drop*
+(neither).  It counts the labels under four keys of decreasing detail, ``(relation,
+subject, object)``, ``(relation, object)``, ``(relation, subject)`` and ``(relation)``;
+a key seen at least ``min_count`` times decides by its most frequent label when that
+label holds at least ``share`` of them (a tie goes to *keep*).  Applying the style, each
+relation takes the decision of its most detailed key that has one; a relabelled relation
+gets the phrase the annotators wrote most often for the new key.
+
+:class:`StyledParser` wraps any parser with a style.  In referring mode a language graph
+must stay a tree, so *drop* decisions apply to scene graphs only.  A style is a JSON file
+(:meth:`RelationStyle.save`, :meth:`RelationStyle.load`); ``rcrn parse-style`` fits one
+from a FACTUAL-format CSV, and ``--style FILE`` applies it in ``rcrn parse`` and ``rcrn
+parse-eval``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from parsers.base import BaseParser, ParseError, ParseResult
+from parsers.evaluate import (
+    FactualItem,
+    head_key,
+    names_absence,
+    predicted_triples,
+    relation_key,
+)
+from parsers.scene import SceneGraph
+from rcrn.errors import RcrnError
+from rcrn.structures import LanguageGraph
+
+__all__ = ["StyleError", "Decision", "RelationStyle", "StyledParser", "ACTIONS", "FORMAT"]
+
+FORMAT = "rcrn-relation-style"
+ACTIONS = ("keep", "relabel", "flip", "drop")
+"""What a style does to a relation."""
+
+#: the keys a decision is looked up under, most detailed first
+_LEVELS = (("subject", "object"), ("object",), ("subject",), ())
+
+Key = tuple[str, str, str]
+"""``(relation, subject head, object head)``; ``""`` where the level leaves it out."""
+
+
+class StyleError(RcrnError, ValueError):
+    """A style file that cannot be read (the message names the file and the rule)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a style does to a relation: an action of :data:`ACTIONS` and, for relabel and
+    flip, the relation key written instead."""
+
+    action: str
+    relation: str = ""
+
+
+def _keys(s: str, r: str, o: str) -> list[Key]:
+    return [(r, s if "subject" in level else "", o if "object" in level else "")
+            for level in _LEVELS]
+
+
+def _label(triple: tuple[str, str, str], gold: frozenset | set) -> Decision:
+    s, r, o = triple
+    if triple in gold:
+        return Decision("keep")
+    same = sorted(g[1] for g in gold if g[0] == s and g[2] == o)
+    if same:
+        return Decision("relabel", same[0])
+    swapped = sorted(g[1] for g in gold if g[0] == o and g[2] == s)
+    if swapped:
+        return Decision("flip", swapped[0])
+    return Decision("drop")
+
+
+@dataclass
+class RelationStyle:
+    """Relation conventions learned from a corpus (see the module docstring).
+
+    Attributes:
+        rules: the decision of every key that has one (``keep`` decisions only where they
+            stop a less detailed key's change).
+        phrases: the phrase written for each relation key a rule relabels or flips to.
+        min_count, share: the thresholds the rules were fitted with.
+        source: what the style was fitted on (free text, for the reader).
+    """
+
+    rules: dict[Key, Decision] = field(default_factory=dict)
+    phrases: dict[str, str] = field(default_factory=dict)
+    min_count: int = 3
+    share: float = 0.5
+    source: str = ""
+
+    # ---------------------------------------------------------------- fitting
+    @classmethod
+    def fit(cls, parser: Any, items: Sequence[FactualItem], mode: str = "referring",
+            min_count: int = 3, share: float = 0.5, source: str = "") -> RelationStyle:
+        """Learn the style of ``items`` (captions with human scene graphs) for ``parser``'s
+        graphs in ``mode``.  Captions the parser rejects are skipped."""
+        if min_count < 1 or not 0 < share <= 1:
+            raise ValueError(f"min_count must be >= 1 and share in (0, 1], got "
+                             f"{min_count} and {share}")
+        counts: dict[Key, Counter[Decision]] = defaultdict(Counter)
+        written: dict[str, Counter[str]] = defaultdict(Counter)
+        for item in items:
+            for key, phrase in item.phrases:
+                written[key][phrase] += 1
+            try:
+                graph = parser.parse(item.text, mode=mode)
+            except ParseError:
+                continue
+            for triple in predicted_triples(graph):
+                decision = _label(triple, item.triples)
+                for key in _keys(*triple):
+                    counts[key][decision] += 1
+        style = cls(min_count=min_count, share=share, source=source)
+        style.rules = style._decide(counts)
+        targets = {d.relation for d in style.rules.values() if d.relation}
+        style.phrases = {k: _most_common(written[k]) if written[k] else k
+                         for k in sorted(targets)}
+        return style
+
+    def _decide(self, counts: dict[Key, Counter[Decision]]) -> dict[Key, Decision]:
+        """The rules of ``counts``: the decision of every key seen ``min_count`` times."""
+        rules: dict[Key, Decision] = {}
+        for key, c in counts.items():
+            total = sum(c.values())
+            if total < self.min_count:
+                continue
+            best, n = max(c.items(), key=lambda kv: (kv[1], kv[0].action == "keep",
+                                                     kv[0].action, kv[0].relation))
+            change = best.action != "keep" and n >= self.share * total
+            rules[key] = best if change else Decision("keep")
+        return _pruned(rules)
+
+    # --------------------------------------------------------------- applying
+    def decision(self, subject: str, relation: str, obj: str) -> Decision:
+        """What the style does to the triple of keys ``(subject, relation, obj)``."""
+        for key in _keys(subject, relation, obj):
+            if key in self.rules:
+                return self.rules[key]
+        return Decision("keep")
+
+    def apply(self, graph: LanguageGraph | SceneGraph) -> LanguageGraph | SceneGraph:
+        """A copy of ``graph`` with its relations written in this style (a language
+        graph's relations are relabelled or flipped, never dropped: it stays a tree)."""
+        scene = isinstance(graph, SceneGraph)
+        heads = [head_key(e.head or e.text) for e in graph.entities]
+        relations, changed = [], []
+        for rel in graph.relations:
+            r = relation_key(rel.text)
+            d = Decision("keep")
+            if r and not names_absence(rel.text, graph.entities[rel.object].text):
+                d = self.decision(heads[rel.subject], r, heads[rel.object])
+            if d.action == "drop" and scene:
+                continue
+            if d.action in ("relabel", "flip"):
+                subj, obj = (rel.object, rel.subject) if d.action == "flip" else \
+                    (rel.subject, rel.object)
+                rel = replace(rel, subject=subj, object=obj,
+                              text=self.phrases.get(d.relation, d.relation))
+                changed.append(rel)
+            relations.append(rel)
+        if not scene:
+            return LanguageGraph(graph.tokens, graph.entities, relations, graph.root,
+                                 graph.text)
+        # a scene graph may relate two things twice, but not by the same relation
+        kept = {(r.subject, relation_key(r.text), r.object) for r in relations
+                if not any(r is c for c in changed)}
+        out = []
+        for rel in relations:
+            if any(rel is c for c in changed):
+                key = (rel.subject, relation_key(rel.text), rel.object)
+                if key in kept:
+                    continue
+                kept.add(key)
+            out.append(rel)
+        return replace(graph, relations=out)
+
+    # ------------------------------------------------------------------ files
+    def to_dict(self) -> dict[str, Any]:
+        rules = []
+        for (r, s, o), d in sorted(self.rules.items()):
+            rule: dict[str, Any] = {"relation": r}
+            if s:
+                rule["subject"] = s
+            if o:
+                rule["object"] = o
+            rule["action"] = d.action
+            if d.relation:
+                rule["to"] = d.relation
+            rules.append(rule)
+        return {"format": FORMAT, "version": 1, "source": self.source,
+                "min_count": self.min_count, "share": self.share,
+                "phrases": dict(sorted(self.phrases.items())), "rules": rules}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "style") -> RelationStyle:
+        """The style of a :meth:`to_dict` dict.
+
+        Raises:
+            StyleError: one line naming ``where`` and the field or rule at fault.
+        """
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise StyleError(f"{where}: not a relation style (expected 'format': "
+                             f"{FORMAT!r})")
+        if d.get("version") != 1:
+            raise StyleError(f"{where}: unsupported version {d.get('version')!r} (this "
+                             f"toolkit reads version 1)")
+        phrases = d.get("phrases", {})
+        if not isinstance(phrases, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in phrases.items()):
+            raise StyleError(f"{where}.phrases: expected an object of strings")
+        rules_in = d.get("rules")
+        if not isinstance(rules_in, list):
+            raise StyleError(f"{where}.rules: expected a list")
+        rules: dict[Key, Decision] = {}
+        for k, rule in enumerate(rules_in):
+            at = f"{where}.rules[{k}]"
+            if not isinstance(rule, dict):
+                raise StyleError(f"{at}: expected an object, got {type(rule).__name__}")
+            parts = []
+            for name in ("relation", "subject", "object", "to"):
+                value = rule.get(name, "")
+                if not isinstance(value, str):
+                    raise StyleError(f"{at}.{name}: expected a string, got {value!r:.40}")
+                parts.append(value)
+            r, s, o, to = parts
+            action = rule.get("action")
+            if not r:
+                raise StyleError(f"{at}.relation: missing")
+            if action not in ACTIONS:
+                raise StyleError(f"{at}.action: expected one of {', '.join(ACTIONS)}, got "
+                                 f"{action!r:.40}")
+            if (action in ("relabel", "flip")) != bool(to):
+                raise StyleError(f"{at}.to: {'needed' if to == '' else 'not expected'} "
+                                 f"with action {action!r}")
+            rules[(r, s, o)] = Decision(action, to)
+        try:
+            min_count, share = int(d.get("min_count", 3)), float(d.get("share", 0.5))
+        except (TypeError, ValueError) as exc:
+            raise StyleError(f"{where}: min_count and share must be numbers") from exc
+        return cls(rules, dict(phrases), min_count, share, str(d.get("source", "")))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the style as JSON (atomically: a reader sees the old file or the new)."""
+        from rcrn.engine.trainer import atomic_write
+
+        path = Path(path)
+        text = json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
+        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> RelationStyle:
+        """Read a style file.
+
+        Raises:
+            StyleError: the file is missing, not JSON or not a style (naming it).
+        """
+        path = Path(path)
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise StyleError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise StyleError(f"{path}: not a JSON file ({exc})") from exc
+        return cls.from_dict(d, str(path))
+
+    def summary(self) -> Counter[str]:
+        """How many rules of each action the style has."""
+        return Counter(d.action for d in self.rules.values())
+
+
+def _pruned(rules: dict[Key, Decision]) -> dict[Key, Decision]:
+    """``rules`` less the keys whose removal changes no lookup of
+    :meth:`RelationStyle.decision`: a key goes when every triple that reaches it would
+    get the same decision from the keys after it.  The least detailed keys go first, so
+    each step keeps every lookup as it was."""
+    rules = dict(rules)
+    keep = Decision("keep")
+
+    def general(r: str) -> Decision:
+        return rules.get((r, "", ""), keep)
+
+    by_subject: dict[str, set[Decision]] = defaultdict(set)
+    for key in [k for k in rules if not k[1] and not k[2]]:
+        if rules[key] == keep:
+            del rules[key]
+    for key in [k for k in rules if k[1] and not k[2]]:
+        if rules[key] == general(key[0]):
+            del rules[key]
+        else:
+            by_subject[key[0]].add(rules[key])
+    for key in [k for k in rules if not k[1] and k[2]]:
+        if rules[key] == general(key[0]) and by_subject[key[0]] <= {rules[key]}:
+            del rules[key]
+    for key in [k for k in rules if k[1] and k[2]]:
+        r, s, o = key
+        after = rules.get((r, "", o)) or rules.get((r, s, "")) or general(r)
+        if rules[key] == after:
+            del rules[key]
+    return rules
+
+
+def _most_common(c: Counter[str]) -> str:
+    return max(c.items(), key=lambda kv: (kv[1], -len(kv[0]), kv[0]))[0]
+
+
+class StyledParser(BaseParser):
+    """A parser whose graphs are written in a :class:`RelationStyle`."""
+
+    def __init__(self, parser: Any, style: RelationStyle) -> None:
+        super().__init__()
+        self.parser, self.style = parser, style
+        self.name = f"{getattr(parser, 'name', 'parser')}+style"
+
+    def analyse(self, text: str) -> ParseResult:
+        result = self.parser.analyse(text)
+        return ParseResult(self.style.apply(result.graph), list(result.warnings))
+
+    def analyse_scene(self, text: str) -> ParseResult:
+        result = self.parser.analyse_scene(text)
+        return ParseResult(self.style.apply(result.graph), list(result.warnings))
