@@ -309,7 +309,7 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``parse`` and ``parse-eval`` to the ``rcrn`` command line."""
+    """Add ``parse``, ``parse-eval`` and ``parse-style`` to the ``rcrn`` command line."""
     names = ", ".join(b["name"] for b in parsers.available())
     p = subparsers.add_parser(
         "parse", help="parse text into a language scene graph",

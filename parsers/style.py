@@ -165,7 +165,7 @@ class RelationStyle:
         graph's relations are relabelled or flipped, never dropped: it stays a tree)."""
         scene = isinstance(graph, SceneGraph)
         heads = [head_key(e.head or e.text) for e in graph.entities]
-        relations, changed = [], []
+        relations = []          # (relation, whether the style changed it)
         for rel in graph.relations:
             r = relation_key(rel.text)
             d = Decision("keep")
@@ -178,21 +178,22 @@ class RelationStyle:
                     (rel.subject, rel.object)
                 rel = replace(rel, subject=subj, object=obj,
                               text=self.phrases.get(d.relation, d.relation))
-                changed.append(rel)
-            relations.append(rel)
+            relations.append((rel, d.relation != ""))
         if not scene:
-            return LanguageGraph(graph.tokens, graph.entities, relations, graph.root,
-                                 graph.text)
+            return LanguageGraph(graph.tokens, graph.entities, [r for r, _ in relations],
+                                 graph.root, graph.text)
+
+        def key(r: Any) -> tuple[int, str, int]:
+            return r.subject, relation_key(r.text), r.object
+
         # a scene graph may relate two things twice, but not by the same relation
-        kept = {(r.subject, relation_key(r.text), r.object) for r in relations
-                if not any(r is c for c in changed)}
+        seen = {key(r) for r, changed in relations if not changed}
         out = []
-        for rel in relations:
-            if any(rel is c for c in changed):
-                key = (rel.subject, relation_key(rel.text), rel.object)
-                if key in kept:
+        for rel, changed in relations:
+            if changed:
+                if key(rel) in seen:
                     continue
-                kept.add(key)
+                seen.add(key(rel))
             out.append(rel)
         return replace(graph, relations=out)
 
