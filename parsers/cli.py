@@ -7,9 +7,9 @@ command line.
 FACTUAL-format CSV (:func:`parsers.evaluate.evaluate_factual`; ``--scene``: the
 parser's scene mode, for captions of several sentences), or with ``--format pairs FILE``
 on minimal caption pairs (:func:`parsers.evaluate.evaluate_pairs`: how many pairs parse to
-graphs that differ in exactly the edited relation).  ``parse-style`` learns a relation style
-(:class:`parsers.style.RelationStyle`) from a FACTUAL-format CSV; ``--style FILE`` writes
-the graphs of ``parse`` and ``parse-eval`` in it.
+graphs that differ in exactly the edited relation).  ``parse-style`` learns an annotation
+style (:class:`parsers.style.AnnotationStyle`) from a FACTUAL-format CSV; ``--style FILE``
+writes the graphs of ``parse`` and ``parse-eval`` in it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from parsers.evaluate import (
     read_pairs,
 )
 from parsers.scene import SceneGraph
-from parsers.style import ACTIONS, RelationStyle, StyledParser
+from parsers.style import ACTIONS, AnnotationStyle, StyledParser
 from rcrn.errors import CommandError
 from rcrn.structures import LanguageGraph
 
@@ -53,7 +53,7 @@ def _load(args: argparse.Namespace) -> Any:
     """The parser of ``--parser`` and ``--option``, in the style of ``--style`` if given."""
     parser = parsers.load(args.parser, **_options(args.option))
     style = getattr(args, "style", None)
-    return StyledParser(parser, RelationStyle.load(style)) if style else parser
+    return StyledParser(parser, AnnotationStyle.load(style)) if style else parser
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -282,7 +282,7 @@ def cmd_parse_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_parse_style(args: argparse.Namespace) -> int:
-    """Learn a relation style from a FACTUAL-format CSV and write it as JSON."""
+    """Learn an annotation style from a FACTUAL-format CSV and write it as JSON."""
     out = Path(args.out)
     if out.exists() and not args.overwrite:
         raise CommandError(f"{out} exists; pass --overwrite to replace it")
@@ -294,7 +294,7 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     parser = parsers.load(args.parser, **_options(args.option))
     mode = "scene" if args.scene else "referring"
     try:
-        style = RelationStyle.fit(parser, items, mode, args.min_count, args.share,
+        style = AnnotationStyle.fit(parser, items, mode, args.min_count, args.share,
                                   source=f"{args.file} ({len(items)} captions, parser "
                                          f"{args.parser}, {mode} mode)")
     except ValueError as exc:
@@ -302,9 +302,11 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     style.save(out)
     counts = style.summary()
-    print(f"wrote {out}: {len(style.rules)} rules learned from {len(items)} captions "
-          f"({', '.join(f'{counts[a]} {a}' for a in ACTIONS)}); use it with\n"
-          f"  rcrn parse-eval --format factual FILE --style {out}")
+    relations = ", ".join(f"{counts['relations'][a]} {a}" for a in ACTIONS)
+    attributes = ", ".join(f"{counts['attributes'][a]} {a}" for a in ("keep", "drop"))
+    print(f"wrote {out}: learned from {len(items)} captions, {len(style.relations)} relation "
+          f"rules ({relations}) and {len(style.attributes)} attribute rules ({attributes}); "
+          f"use it with\n  rcrn parse-eval --format factual FILE --style {out}")
     return 0
 
 
@@ -327,7 +329,8 @@ def register(subparsers: Any) -> None:
                    help="backend option, e.g. model=en_core_web_sm (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--style", metavar="FILE",
-                   help="write relations in the style of FILE (from rcrn parse-style)")
+                   help="write relations and attributes in the style of FILE (from rcrn "
+                        "parse-style)")
     p.add_argument("--scene", action="store_true",
                    help="parse each TEXT as a whole description (several sentences, one "
                         "scene) into a scene graph: mentions merged across sentences, no "
@@ -383,19 +386,21 @@ def register(subparsers: Any) -> None:
     e.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="backend option (repeatable)")
     e.add_argument("--style", metavar="FILE",
-                   help="score the parser's graphs written in the relation style of FILE "
+                   help="score the parser's graphs written in the annotation style of FILE "
                         "(from rcrn parse-style)")
     e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.set_defaults(func=cmd_parse_eval)
 
     f = subparsers.add_parser(
         "parse-style",
-        help="learn how a scene-graph corpus writes relations (a relation style)",
+        help="learn how a scene-graph corpus writes relations and attributes",
         description="Parse every caption of a FACTUAL-format CSV (columns 'caption' and "
                     "'scene_graph'), compare each predicted relation triple with the "
                     "caption's human graph, and learn when the annotators write another "
                     "relation for the same two things (beneath -> under), write it the "
-                    "other way round, or leave it out.  The rules are written to --out as "
+                    "other way round, or leave it out; the same for each predicted "
+                    "attribute (kept or left out: 'baseball' in 'a baseball player', "
+                    "'many').  The rules are written to --out as "
                     "JSON; --style FILE applies them in rcrn parse and rcrn parse-eval.  "
                     "Fit on a training split and score on another: a style fitted on the "
                     "captions it is scored on measures memory, not the parser.",

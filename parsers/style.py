@@ -1,30 +1,35 @@
-"""Relation style: how the annotators of a scene-graph corpus write relations, learned.
+"""Annotation style: how the annotators of a scene-graph corpus write relations and
+attributes, learned.
 
 Human scene graphs write relations in a vocabulary of their own.  FACTUAL's annotators
 write ``under`` for ``beneath`` and ``below``, ``on middle of`` for ``in the middle of``,
 ``at left of`` for ``to the left of``, ``( hand , hold , cup )`` the other way round
 from ``a cup held in a hand``, and leave out what a caption says its subject is doing when
-it names nothing done to (``taking``, ``doing``).  A parser that keeps the words of the
-text (and must, for template captions whose relation is the text's phrase) loses those
-triples however well it attaches.
+it names nothing done to (``taking``, ``doing``).  Nor do they write every modifier as an
+attribute: not the noun of a compound (``baseball`` in ``a baseball player``, ``tennis``,
+``street``), nor a quantity (``many``, ``several``, ``a lot of``).  A parser that keeps the
+words of the text (and must, for template captions whose relation is the text's phrase)
+loses those triples however well it attaches.
 
-A :class:`RelationStyle` learns such conventions from a training corpus: it parses every
-caption, compares each predicted relation triple ``(subject head, relation, object
-head)`` (the keys of :mod:`parsers.evaluate`) with the caption's human graph, and labels
-it *keep* (the triple is in the gold), *relabel* (the gold relates the same two heads
-with another relation), *flip* (the gold relates them the other way round) or *drop*
-(neither).  It counts the labels under four keys of decreasing detail, ``(relation,
-subject, object)``, ``(relation, object)``, ``(relation, subject)`` and ``(relation)``;
-a key seen at least ``min_count`` times decides by its most frequent label when that
-label holds at least ``share`` of them (a tie goes to *keep*).  Applying the style, each
-relation takes the decision of its most detailed key that has one; a relabelled relation
-gets the phrase the annotators wrote most often for the new key.
+An :class:`AnnotationStyle` learns such conventions from a training corpus: it parses
+every caption and compares each predicted relation triple ``(subject head, relation,
+object head)`` and attribute ``(entity head, attribute)`` (the keys of
+:mod:`parsers.evaluate`) with the caption's human graph.  A triple is labelled *keep* (it
+is in the gold), *relabel* (the gold relates the same two heads with another relation),
+*flip* (the gold relates them the other way round) or *drop* (neither); an attribute
+*keep* or *drop*.  The labels are counted under keys of decreasing detail: ``(relation,
+subject, object)``, ``(relation, object)``, ``(relation, subject)`` and ``(relation)`` for
+a triple, ``(attribute, head)`` and ``(attribute)`` for an attribute.  A key seen at least
+``min_count`` times decides by its most frequent label when that label holds at least
+``share`` of them (a tie goes to *keep*).  Applying the style, each relation and attribute
+takes the decision of its most detailed key that has one; a relabelled relation gets the
+phrase the annotators wrote most often for the new key.
 
 :class:`StyledParser` wraps any parser with a style.  In referring mode a language graph
-must stay a tree, so *drop* decisions apply to scene graphs only.  A style is a JSON file
-(:meth:`RelationStyle.save`, :meth:`RelationStyle.load`); ``rcrn parse-style`` fits one
-from a FACTUAL-format CSV, and ``--style FILE`` applies it in ``rcrn parse`` and ``rcrn
-parse-eval``.
+must stay a tree, so *drop* decisions on relations apply to scene graphs only.  A style is
+a JSON file (:meth:`AnnotationStyle.save`, :meth:`AnnotationStyle.load`); ``rcrn
+parse-style`` fits one from a FACTUAL-format CSV, and ``--style FILE`` applies it in
+``rcrn parse`` and ``rcrn parse-eval``.
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ from typing import Any
 from parsers.base import BaseParser, ParseError, ParseResult
 from parsers.evaluate import (
     FactualItem,
+    attribute_key,
     head_key,
     names_absence,
+    predicted_attributes,
     predicted_triples,
     relation_key,
 )
@@ -48,9 +55,9 @@ from parsers.scene import SceneGraph
 from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
 
-__all__ = ["StyleError", "Decision", "RelationStyle", "StyledParser", "ACTIONS", "FORMAT"]
+__all__ = ["StyleError", "Decision", "AnnotationStyle", "StyledParser", "ACTIONS", "FORMAT"]
 
-FORMAT = "rcrn-relation-style"
+FORMAT = "rcrn-annotation-style"
 ACTIONS = ("keep", "relabel", "flip", "drop")
 """What a style does to a relation."""
 
@@ -58,7 +65,8 @@ ACTIONS = ("keep", "relabel", "flip", "drop")
 _LEVELS = (("subject", "object"), ("object",), ("subject",), ())
 
 Key = tuple[str, str, str]
-"""``(relation, subject head, object head)``; ``""`` where the level leaves it out."""
+"""``(relation, subject head, object head)``, ``""`` where the level leaves it out; an
+attribute's keys are ``(attribute, head, "")`` and ``(attribute, "", "")``."""
 
 
 class StyleError(RcrnError, ValueError):
@@ -93,18 +101,21 @@ def _label(triple: tuple[str, str, str], gold: frozenset | set) -> Decision:
 
 
 @dataclass
-class RelationStyle:
-    """Relation conventions learned from a corpus (see the module docstring).
+class AnnotationStyle:
+    """Relation and attribute conventions learned from a corpus (see the module
+    docstring).
 
     Attributes:
-        rules: the decision of every key that has one (``keep`` decisions only where they
-            stop a less detailed key's change).
+        relations: the decision of every relation key that has one (``keep`` decisions only
+            where they stop a less detailed key's change).
+        attributes: the same for attribute keys (``keep`` or ``drop``).
         phrases: the phrase written for each relation key a rule relabels or flips to.
         min_count, share: the thresholds the rules were fitted with.
         source: what the style was fitted on (free text, for the reader).
     """
 
-    rules: dict[Key, Decision] = field(default_factory=dict)
+    relations: dict[Key, Decision] = field(default_factory=dict)
+    attributes: dict[Key, Decision] = field(default_factory=dict)
     phrases: dict[str, str] = field(default_factory=dict)
     min_count: int = 3
     share: float = 0.5
@@ -113,13 +124,14 @@ class RelationStyle:
     # ---------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, parser: Any, items: Sequence[FactualItem], mode: str = "referring",
-            min_count: int = 3, share: float = 0.5, source: str = "") -> RelationStyle:
+            min_count: int = 3, share: float = 0.5, source: str = "") -> AnnotationStyle:
         """Learn the style of ``items`` (captions with human scene graphs) for ``parser``'s
         graphs in ``mode``.  Captions the parser rejects are skipped."""
         if min_count < 1 or not 0 < share <= 1:
             raise ValueError(f"min_count must be >= 1 and share in (0, 1], got "
                              f"{min_count} and {share}")
         counts: dict[Key, Counter[Decision]] = defaultdict(Counter)
+        attribute_counts: dict[Key, Counter[Decision]] = defaultdict(Counter)
         written: dict[str, Counter[str]] = defaultdict(Counter)
         for item in items:
             for key, phrase in item.phrases:
@@ -132,9 +144,15 @@ class RelationStyle:
                 decision = _label(triple, item.triples)
                 for key in _keys(*triple):
                     counts[key][decision] += 1
+            for head, attribute in predicted_attributes(graph):
+                decision = Decision("keep" if (head, attribute) in item.attributes
+                                    else "drop")
+                for key in _keys(head, attribute, ""):
+                    attribute_counts[key][decision] += 1
         style = cls(min_count=min_count, share=share, source=source)
-        style.rules = style._decide(counts)
-        targets = {d.relation for d in style.rules.values() if d.relation}
+        style.relations = style._decide(counts)
+        style.attributes = style._decide(attribute_counts)
+        targets = {d.relation for d in style.relations.values() if d.relation}
         style.phrases = {k: _most_common(written[k]) if written[k] else k
                          for k in sorted(targets)}
         return style
@@ -155,16 +173,20 @@ class RelationStyle:
     # --------------------------------------------------------------- applying
     def decision(self, subject: str, relation: str, obj: str) -> Decision:
         """What the style does to the triple of keys ``(subject, relation, obj)``."""
-        for key in _keys(subject, relation, obj):
-            if key in self.rules:
-                return self.rules[key]
-        return Decision("keep")
+        return _look_up(self.relations, _keys(subject, relation, obj))
+
+    def attribute_decision(self, head: str, attribute: str) -> Decision:
+        """What the style does to the attribute of keys ``(head, attribute)``: keep or
+        drop."""
+        return _look_up(self.attributes, _keys(head, attribute, ""))
 
     def apply(self, graph: LanguageGraph | SceneGraph) -> LanguageGraph | SceneGraph:
-        """A copy of ``graph`` with its relations written in this style (a language
-        graph's relations are relabelled or flipped, never dropped: it stays a tree)."""
+        """A copy of ``graph`` with its relations and attributes written in this style (a
+        language graph's relations are relabelled or flipped, never dropped: it stays a
+        tree)."""
         scene = isinstance(graph, SceneGraph)
         heads = [head_key(e.head or e.text) for e in graph.entities]
+        entities = [self._entity(e, h, scene) for e, h in zip(graph.entities, heads)]
         relations = []          # (relation, whether the style changed it)
         for rel in graph.relations:
             r = relation_key(rel.text)
@@ -180,7 +202,7 @@ class RelationStyle:
                               text=self.phrases.get(d.relation, d.relation))
             relations.append((rel, d.relation != ""))
         if not scene:
-            return LanguageGraph(graph.tokens, graph.entities, [r for r, _ in relations],
+            return LanguageGraph(graph.tokens, entities, [r for r, _ in relations],
                                  graph.root, graph.text)
 
         def key(r: Any) -> tuple[int, str, int]:
@@ -195,12 +217,21 @@ class RelationStyle:
                     continue
                 seen.add(key(rel))
             out.append(rel)
-        return replace(graph, relations=out)
+        return replace(graph, entities=entities, relations=out)
+
+    def _entity(self, entity: Any, head: str, scene: bool) -> Any:
+        """``entity`` without the attributes (a scene entity's) or modifiers (a language
+        graph's) the style drops."""
+        name = "attributes" if scene else "modifiers"
+        words = getattr(entity, name)
+        kept = [w for w in words if not head or not attribute_key(w)
+                or self.attribute_decision(head, attribute_key(w)).action != "drop"]
+        return entity if len(kept) == len(words) else replace(entity, **{name: kept})
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, Any]:
         rules = []
-        for (r, s, o), d in sorted(self.rules.items()):
+        for (r, s, o), d in sorted(self.relations.items()):
             rule: dict[str, Any] = {"relation": r}
             if s:
                 rule["subject"] = s
@@ -210,19 +241,22 @@ class RelationStyle:
             if d.relation:
                 rule["to"] = d.relation
             rules.append(rule)
+        attributes = [{"attribute": a, **({"head": h} if h else {}), "action": d.action}
+                      for (a, h, _), d in sorted(self.attributes.items())]
         return {"format": FORMAT, "version": 1, "source": self.source,
                 "min_count": self.min_count, "share": self.share,
-                "phrases": dict(sorted(self.phrases.items())), "rules": rules}
+                "phrases": dict(sorted(self.phrases.items())), "relations": rules,
+                "attributes": attributes}
 
     @classmethod
-    def from_dict(cls, d: Any, where: str = "style") -> RelationStyle:
+    def from_dict(cls, d: Any, where: str = "style") -> AnnotationStyle:
         """The style of a :meth:`to_dict` dict.
 
         Raises:
             StyleError: one line naming ``where`` and the field or rule at fault.
         """
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise StyleError(f"{where}: not a relation style (expected 'format': "
+            raise StyleError(f"{where}: not an annotation style (expected 'format': "
                              f"{FORMAT!r})")
         if d.get("version") != 1:
             raise StyleError(f"{where}: unsupported version {d.get('version')!r} (this "
@@ -231,21 +265,11 @@ class RelationStyle:
         if not isinstance(phrases, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in phrases.items()):
             raise StyleError(f"{where}.phrases: expected an object of strings")
-        rules_in = d.get("rules")
-        if not isinstance(rules_in, list):
-            raise StyleError(f"{where}.rules: expected a list")
-        rules: dict[Key, Decision] = {}
-        for k, rule in enumerate(rules_in):
-            at = f"{where}.rules[{k}]"
-            if not isinstance(rule, dict):
-                raise StyleError(f"{at}: expected an object, got {type(rule).__name__}")
-            parts = []
-            for name in ("relation", "subject", "object", "to"):
-                value = rule.get(name, "")
-                if not isinstance(value, str):
-                    raise StyleError(f"{at}.{name}: expected a string, got {value!r:.40}")
-                parts.append(value)
-            r, s, o, to = parts
+        rules = {}
+        for k, rule in enumerate(_records(d, "relations", where)):
+            at = f"{where}.relations[{k}]"
+            r, s, o, to = (_text(rule, name, at) for name in ("relation", "subject", "object",
+                                                              "to"))
             action = rule.get("action")
             if not r:
                 raise StyleError(f"{at}.relation: missing")
@@ -256,11 +280,22 @@ class RelationStyle:
                 raise StyleError(f"{at}.to: {'needed' if to == '' else 'not expected'} "
                                  f"with action {action!r}")
             rules[(r, s, o)] = Decision(action, to)
+        attributes = {}
+        for k, rule in enumerate(_records(d, "attributes", where)):
+            at = f"{where}.attributes[{k}]"
+            a, h = _text(rule, "attribute", at), _text(rule, "head", at)
+            action = rule.get("action")
+            if not a:
+                raise StyleError(f"{at}.attribute: missing")
+            if action not in ("keep", "drop"):
+                raise StyleError(f"{at}.action: expected keep or drop, got {action!r:.40}")
+            attributes[(a, h, "")] = Decision(action)
         try:
             min_count, share = int(d.get("min_count", 3)), float(d.get("share", 0.5))
         except (TypeError, ValueError) as exc:
             raise StyleError(f"{where}: min_count and share must be numbers") from exc
-        return cls(rules, dict(phrases), min_count, share, str(d.get("source", "")))
+        return cls(rules, attributes, dict(phrases), min_count, share,
+                   str(d.get("source", "")))
 
     def save(self, path: str | Path) -> Path:
         """Write the style as JSON (atomically: a reader sees the old file or the new)."""
@@ -272,7 +307,7 @@ class RelationStyle:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> RelationStyle:
+    def load(cls, path: str | Path) -> AnnotationStyle:
         """Read a style file.
 
         Raises:
@@ -287,14 +322,15 @@ class RelationStyle:
             raise StyleError(f"{path}: not a JSON file ({exc})") from exc
         return cls.from_dict(d, str(path))
 
-    def summary(self) -> Counter[str]:
-        """How many rules of each action the style has."""
-        return Counter(d.action for d in self.rules.values())
+    def summary(self) -> dict[str, Counter[str]]:
+        """How many rules of each action the style has, for relations and attributes."""
+        return {"relations": Counter(d.action for d in self.relations.values()),
+                "attributes": Counter(d.action for d in self.attributes.values())}
 
 
 def _pruned(rules: dict[Key, Decision]) -> dict[Key, Decision]:
     """``rules`` less the keys whose removal changes no lookup of
-    :meth:`RelationStyle.decision`: a key goes when every triple that reaches it would
+    :meth:`AnnotationStyle.decision`: a key goes when every triple that reaches it would
     get the same decision from the keys after it.  The least detailed keys go first, so
     each step keeps every lookup as it was."""
     rules = dict(rules)
@@ -323,14 +359,40 @@ def _pruned(rules: dict[Key, Decision]) -> dict[Key, Decision]:
     return rules
 
 
+def _records(d: dict[str, Any], name: str, where: str) -> list[dict[str, Any]]:
+    """The list of objects ``d[name]`` of a style file (none when absent)."""
+    records = d.get(name, [])
+    if not isinstance(records, list):
+        raise StyleError(f"{where}.{name}: expected a list")
+    for k, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise StyleError(f"{where}.{name}[{k}]: expected an object, got "
+                             f"{type(record).__name__}")
+    return records
+
+
+def _text(record: dict[str, Any], name: str, where: str) -> str:
+    value = record.get(name, "")
+    if not isinstance(value, str):
+        raise StyleError(f"{where}.{name}: expected a string, got {value!r:.40}")
+    return value
+
+
+def _look_up(rules: dict[Key, Decision], keys: list[Key]) -> Decision:
+    for key in keys:
+        if key in rules:
+            return rules[key]
+    return Decision("keep")
+
+
 def _most_common(c: Counter[str]) -> str:
     return max(c.items(), key=lambda kv: (kv[1], -len(kv[0]), kv[0]))[0]
 
 
 class StyledParser(BaseParser):
-    """A parser whose graphs are written in a :class:`RelationStyle`."""
+    """A parser whose graphs are written in a :class:`AnnotationStyle`."""
 
-    def __init__(self, parser: Any, style: RelationStyle) -> None:
+    def __init__(self, parser: Any, style: AnnotationStyle) -> None:
         super().__init__()
         self.parser, self.style = parser, style
         self.name = f"{getattr(parser, 'name', 'parser')}+style"
