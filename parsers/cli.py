@@ -418,8 +418,8 @@ def register(subparsers: Any) -> None:
     f.add_argument("--min-count", type=int, default=3, metavar="N",
                    help="a key decides only when seen N times (default: %(default)s)")
     f.add_argument("--share", type=float, default=0.5, metavar="P",
-                   help="a change needs at least this share of its key's triples "
-                        "(default: %(default)s)")
+                   help="a change needs at least this share of its key's triples or "
+                        "attributes (default: %(default)s)")
     f.add_argument("--limit", type=int, default=None, metavar="N",
                    help="learn from the first N rows only")
     f.add_argument("--parser", default=parsers.DEFAULT_PARSER,
