@@ -12,7 +12,17 @@ One transformer reads ``[CLS]``, the expression's words and the regions together
   from the word outputs instead: every word gets a local matching score, the
   expression's score is the minimum over its words, a relation's score is the
   mean over the words of its phrase, and the relation with the lowest score is
-  the mismatched one.  Without ``mil`` the model predicts no mismatched relation.
+  the mismatched one.  Without ``mil`` the model predicts no mismatched relation;
+* with ``verifier: true`` the match is checked by a second transformer of the same size
+  that is told the candidate referent: the region features go in again with a learned
+  mark added to the candidate's (the grounding target while training, the grounded
+  region otherwise) and, added to every region's, a projection of its place relative
+  to the candidate (:func:`relative_places`).  The match is read at the candidate's
+  output (with ``mil``: from the verifier's word outputs, as above).  Checking a
+  relation between two grounded things is a comparison of their places; told which
+  one is the candidate and where everything lies from it, "the candidate left of B"
+  becomes a property of B's own input, which a transformer learns at once, where read
+  from ``[CLS]`` the comparison stays at chance (docs/lengthgen.md).
 
 The alignment score is not in the paper's head (its UNITER is pre-trained). Trained
 from scratch, a region output learns which words it matches only once attention has
@@ -40,7 +50,7 @@ from rcrn.models.output import ModelOutput
 from rcrn.models.vl import VLConfig, VLEncoder
 from rcrn.nn import MLP
 
-__all__ = ["CrossEncoderConfig", "CrossEncoder"]
+__all__ = ["CrossEncoderConfig", "CrossEncoder", "relative_places"]
 
 
 @dataclass
@@ -60,6 +70,7 @@ class CrossEncoderConfig:
     dropout: float = 0.1
     mil: bool = False
     regression: bool = True
+    verifier: bool = False
 
     def vl(self) -> VLConfig:
         return VLConfig(self.dim, self.layers, self.heads, self.ff, self.dropout)
@@ -94,6 +105,14 @@ class CrossEncoder(nn.Module):
         self.ground_head = MLP(d, d, 1)
         self.align = nn.Linear(d, d)
         self.regress = MLP(d, d, 4) if config.regression else None
+        if config.verifier:
+            self.verifier = VLEncoder(vocab_size, config.word_dim, config.vis_dim,
+                                      config.vl(), word_vectors, freeze_words)
+            self.mark = nn.Parameter(torch.randn(config.vis_dim))
+            self.places = MLP(PLACE_FEATURES, 64, config.vis_dim)
+            # the size of the mark and places against the region features: three of their
+            # standard deviations, taken from the first batch the model sees
+            self.register_buffer("mark_scale", torch.zeros(()))
 
     @property
     def words(self) -> nn.Module:
@@ -115,7 +134,8 @@ class CrossEncoder(nn.Module):
         return (regions * self.align(text)[:, None]).sum(dim=-1) / regions.shape[-1] ** 0.5
 
     def forward(self, batch: GroundingBatch) -> ModelOutput:
-        cls, words, regions = self.encoder(batch, self.region_features(batch))
+        feats = self.region_features(batch)
+        cls, words, regions = self.encoder(batch, feats)
         B, N = batch.box_mask.shape
         Lt = words.shape[1]
         valid = torch.arange(Lt, device=words.device)[None] < batch.text_lengths[:, None]
@@ -134,9 +154,36 @@ class CrossEncoder(nn.Module):
         out = ModelOutput(match_prob=None, ground_belief=torch.softmax(logits, dim=1),
                           ground_index=index, box=box, deltas=deltas, edge_scores=None,
                           mismatch_index=None, ground_logits=logits)
+        if self.config.verifier:
+            candidate = chosen
+            if self.training:   # the referent, where known, is what the verifier checks
+                candidate = torch.where(batch.target_index >= 0, batch.target_index, chosen)
+            cls, words, regions = self.verify(batch, feats, candidate)
+            cls = regions[ar, candidate]
         if not self.config.mil:
             out.match_prob = torch.sigmoid(self.match_head(cls).squeeze(-1))
             return out
+        self._word_match(out, batch, words, valid)
+        return out
+
+    def verify(self, batch: GroundingBatch, feats: torch.Tensor, candidate: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The verifier's outputs ``(cls, words, regions)`` with region ``candidate [B]``
+        of each item marked and every region's place relative to it added."""
+        if float(self.mark_scale) == 0:
+            with torch.no_grad():
+                real = feats[batch.box_mask]
+                self.mark_scale.fill_(3 * float(real.std()) if real.numel() > 1 else 1.0)
+        onehot = nn.functional.one_hot(candidate, feats.shape[1]).to(feats.dtype)
+        places = self.places(relative_places(batch.boxes.to(feats.dtype), candidate))
+        marked = feats + (onehot[..., None] * self.mark + places) * self.mark_scale
+        return self.verifier(batch, marked)
+
+    def _word_match(self, out: ModelOutput, batch: GroundingBatch, words: torch.Tensor,
+                    valid: torch.Tensor) -> None:
+        """The MIL read-out: match, word scores, relation scores and the mismatched
+        relation from the word outputs ``words``."""
+        B, Lt = valid.shape
         local = self.match_head(words).squeeze(-1)                      # [B, Lt]
         out.match_prob = torch.sigmoid(local.masked_fill(~valid, float("inf")).amin(dim=1))
         out.values["word_scores"] = local
@@ -154,4 +201,21 @@ class CrossEncoder(nn.Module):
             out.mismatch_index = dense.argmin(dim=1).masked_fill(dense.isinf().all(dim=1), -1)
         else:
             out.mismatch_index = torch.full((B,), -1, dtype=torch.long, device=local.device)
-        return out
+
+
+#: the size of a region's place relative to a candidate (:func:`relative_places`)
+PLACE_FEATURES = 7
+
+
+def relative_places(boxes: torch.Tensor, candidate: torch.Tensor) -> torch.Tensor:
+    """``[B, N, 7]`` places of the regions ``boxes [B, N, 4]`` (normalised xyxy) relative
+    to region ``candidate [B]`` of each row: the offset of the centres in the candidate's
+    width and height (clipped to 8, divided by 4), the log ratios of the widths and of the
+    heights, the signs of the offset, and the L1 distance of the centres."""
+    rows = torch.arange(len(candidate), device=boxes.device)
+    centre = (boxes[..., :2] + boxes[..., 2:]) / 2
+    size = (boxes[..., 2:] - boxes[..., :2]).clamp(min=1e-3)
+    c0, s0 = centre[rows, candidate][:, None], size[rows, candidate][:, None]
+    offset = ((centre - c0) / s0).clamp(-8, 8) / 4
+    return torch.cat([offset, torch.log(size / s0), torch.sign(centre - c0),
+                      (centre - c0).abs().sum(dim=-1, keepdim=True)], dim=-1)

@@ -10,7 +10,7 @@ from rcrn.batching import Vocab, collate
 from rcrn.engine.config import ConfigError
 from rcrn.engine.trainer import Trainer, build_model, load_checkpoint, predict, save_checkpoint
 from rcrn.models import RCRN
-from rcrn.models.cross_encoder import CrossEncoder
+from rcrn.models.cross_encoder import CrossEncoder, relative_places
 from rcrn.testing import learnable_problems, random_problem
 
 SMALL_CE = {"arch": "cross_encoder", "word_dim": 16, "vis_dim": 16, "dim": 32, "layers": 2,
@@ -47,9 +47,12 @@ def test_collate_gives_expression_tokens_and_phrase_positions():
 
 
 @pytest.mark.parametrize("model_cfg", [SMALL_CE, dict(SMALL_CE, mil=True),
+                                       dict(SMALL_CE, verifier=True),
+                                       dict(SMALL_CE, mil=True, verifier=True),
                                        dict(SMALL_RCRN, vl=dict(layers=2, dim=32, ff=64,
                                                                 dropout=0.0))],
-                         ids=["cross_encoder", "cross_encoder_mil", "rcrn_vl"])
+                         ids=["cross_encoder", "cross_encoder_mil", "verifier", "verifier_mil",
+                              "rcrn_vl"])
 def test_a_batch_gives_what_each_item_gives_alone(model_cfg):
     """Padding (words, proposals, relations) never leaks into another item's output."""
     torch.manual_seed(0)
@@ -101,11 +104,12 @@ def test_plain_cross_encoder_names_no_mismatched_relation():
     assert all(p.mismatched_relation is None for p in preds)
 
 
-def test_cross_encoder_learns_and_round_trips_through_a_checkpoint(tmp_path):
+@pytest.mark.parametrize("switches", [{}, {"verifier": True}], ids=["mil", "mil_verifier"])
+def test_cross_encoder_learns_and_round_trips_through_a_checkpoint(tmp_path, switches):
     torch.set_num_threads(1)
     train, test = learnable_problems(512, seed=0), learnable_problems(128, seed=1)
     vocab = Vocab.build(train + test)
-    config = {"seed": 0, "model": dict(SMALL_CE, mil=True),
+    config = {"seed": 0, "model": dict(SMALL_CE, mil=True, **switches),
               "train": {"steps": 400, "batch_size": 32, "lr": 0.003, "log_every": 100}}
     trainer = Trainer(config, train, tmp_path, vocab=vocab)
     trainer.fit(progress=False)
@@ -145,6 +149,46 @@ def test_the_alignment_score_starts_grounding_sooner(tmp_path, monkeypatch):
                         lambda self, words, regions, valid: regions.new_zeros(regions.shape[:2]))
     without = grounding("without")
     assert with_term > without + 0.1, (with_term, without)
+
+
+def test_relative_places_are_seen_from_the_candidate():
+    boxes = torch.tensor([[[0.1, 0.1, 0.3, 0.3], [0.5, 0.1, 0.7, 0.5], [0.0, 0.6, 0.1, 0.7]]])
+    places = relative_places(boxes, torch.tensor([0]))
+    assert places.shape == (1, 3, 7)
+    assert torch.equal(places[0, 0], torch.zeros(7))          # the candidate itself
+    right_below = places[0, 1]                                  # centre (0.6, 0.3) vs (0.2, 0.2)
+    assert torch.allclose(right_below[:2], torch.tensor([0.4 / 0.2, 0.1 / 0.2]) / 4, atol=1e-6)
+    assert torch.allclose(right_below[2:4], torch.log(torch.tensor([1.0, 2.0])), atol=1e-6)
+    assert right_below[4:6].tolist() == [1.0, 1.0]
+    assert torch.isclose(right_below[6], torch.tensor(0.5))
+    assert places[0, 2, 4:6].tolist() == [-1.0, 1.0]          # left of it and below
+    # seen from the second region instead, the first lies left and above
+    assert relative_places(boxes, torch.tensor([1]))[0, 0, 4:6].tolist() == [-1.0, -1.0]
+
+
+def test_the_verifier_checks_the_grounded_region_from_where_it_lies():
+    """In evaluation the verifier checks the region the model grounds; its match changes
+    with which region that is, and with where the others lie from it."""
+    torch.manual_seed(0)
+    problems = mixed_problems(6, 3)
+    vocab = Vocab.build(problems)
+    model = build_model({"model": dict(SMALL_CE, verifier=True)}, vocab).eval()
+    batch = collate(problems, vocab)
+    with torch.no_grad():
+        out = model(batch)
+        feats = model.region_features(batch)
+        chosen = out.ground_index.clamp(min=0)
+        ar = torch.arange(len(chosen))
+        _, _, regions = model.verify(batch, feats, chosen)
+        assert torch.allclose(out.match_prob,
+                              torch.sigmoid(model.match_head(regions[ar, chosen]).squeeze(-1)))
+        other = (chosen + 1) % batch.box_mask.sum(dim=1)
+        _, _, elsewhere = model.verify(batch, feats, other)
+        assert not torch.allclose(regions[ar, chosen], elsewhere[ar, other])
+        batch.boxes[0, :, [0, 2]] = 1 - batch.boxes[0, :, [2, 0]]   # mirror the first image
+        mirrored = model(batch).match_prob
+    assert mirrored[0] != out.match_prob[0] and torch.equal(mirrored[1:], out.match_prob[1:])
+    assert float(model.mark_scale) > 0          # sized from the first batch, then kept
 
 
 def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
