@@ -163,6 +163,10 @@ class GroundingBatch:
             phrase in its expression.
         texts: the tokens of every whole expression (``graph.tokens``), for front ends
             with their own tokenizer (UNITER's word pieces).
+        entity_target: ``[V]`` the proposal of every node's object, where the problem's
+            ``meta["entity_boxes"]`` gives one box per entity (the synthetic benchmark,
+            for matched expressions): the proposal of maximum IoU when that is at least
+            0.5, else -1 (-1 for every node without a box).
     """
 
     ids: list[str]
@@ -197,6 +201,7 @@ class GroundingBatch:
     spo_token_pos: torch.Tensor | None = None
     edge_span: torch.Tensor | None = None
     texts: list[list[str]] | None = None
+    entity_target: torch.Tensor | None = None
 
     @property
     def num_graphs(self) -> int:
@@ -372,6 +377,7 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
     if has_referent.any():
         iou = np.where(box_mask, box_iou(referent[:, None], proposals64)[:, 0], -1.0)
         target[has_referent] = iou.argmax(1)[has_referent]
+    entity_target = torch.from_numpy(_entity_targets(problems))
     wh = image_size[:, None, [0, 1, 0, 1]]                          # [B, 1, (w, h, w, h)]
     boxes = np.divide(boxes_px, wh, out=np.zeros_like(boxes_px), where=box_mask[..., None])
     # computed in float32, held in torch's default float type
@@ -426,5 +432,19 @@ def collate(problems: Sequence[GroundingProblem], vocab: Vocab,
         text_tokens=text_tokens, text_lengths=text_lengths, ent_token_pos=ent_token_pos,
         spo_token_pos=spo_token_pos,
         edge_span=torch.tensor(edge_span, dtype=torch.long).reshape(-1, 2),
-        texts=[list(p.graph.tokens) for p in problems],
+        texts=[list(p.graph.tokens) for p in problems], entity_target=entity_target,
     )
+
+
+def _entity_targets(problems: Sequence[GroundingProblem]) -> np.ndarray:
+    """``GroundingBatch.entity_target`` of ``problems``, node by node."""
+    out = []
+    for p in problems:
+        row = np.full(p.graph.num_entities, -1, dtype=np.int64)
+        boxes = p.meta.get("entity_boxes")
+        if boxes is not None and len(boxes) == len(row) and len(p.proposals):
+            iou = box_iou(np.asarray(boxes, dtype=np.float64), p.proposals.boxes)
+            best = iou.argmax(axis=1)
+            row = np.where(iou.max(axis=1) >= 0.5, best, -1)
+        out.append(row)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)

@@ -12,14 +12,14 @@ from rcrn.boxes import encode_deltas, paired_iou
 from rcrn.models.output import ModelOutput
 
 __all__ = ["LossConfig", "TERMS", "loss_terms", "rcrn_loss", "loss_items", "pair_term",
-           "blame_term", "counterparts"]
+           "blame_term", "align_term", "counterparts"]
 
 
 @dataclass
 class LossConfig:
     """Weights of the loss ``L = L_grd + mu * L_match + omega * L_reg`` (Eq. 11), plus
-    ``pair * L_pair`` and ``blame * L_blame``, the toolkit's pair-ranking and
-    relation-blame terms (0: off, the paper's loss).
+    ``pair * L_pair``, ``blame * L_blame`` and ``align * L_align``, the toolkit's
+    pair-ranking, relation-blame and entity-alignment terms (0: off, the paper's loss).
 
     ``reg`` chooses the regression term's rule:
     ``"release"`` (L1 on the offsets, on chosen proposals whose IoU with the referent,
@@ -34,6 +34,7 @@ class LossConfig:
     pair: float = 0.0
     pair_margin: float = 1.0
     blame: float = 0.0
+    align: float = 0.0
 
     def __post_init__(self) -> None:
         if self.reg not in ("toolkit", "release"):
@@ -42,10 +43,10 @@ class LossConfig:
     def weights(self) -> dict[str, float]:
         """The weight of every term of :func:`rcrn_loss` by name."""
         return {"grd": 1.0, "match": self.mu, "reg": self.omega, "pair": self.pair,
-                "blame": self.blame}
+                "blame": self.blame, "align": self.align}
 
 
-TERMS = ("grd", "match", "reg", "pair", "blame")
+TERMS = ("grd", "match", "reg", "pair", "blame", "align")
 
 
 def counterparts(batch: GroundingBatch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -161,6 +162,8 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
       (the toolkit's term; (0, 0) otherwise).
     * ``blame``: :func:`blame_term` (margin 1), when ``cfg.blame`` is not 0 (the toolkit's
       term; (0, 0) otherwise).
+    * ``align``: :func:`align_term`, when ``cfg.align`` is not 0 (the toolkit's term for
+      the cross-encoder's verifier; (0, 0) otherwise).
 
     Returns:
         ``{term: (sum, count)}`` for every term of :data:`TERMS`; a term's value is
@@ -198,7 +201,24 @@ def loss_terms(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None =
         terms["pair"] = pair_term(out, batch, cfg.pair_margin)
     if cfg.blame:
         terms["blame"] = blame_term(out, batch)
+    if cfg.align:
+        terms["align"] = align_term(out, batch)
     return terms
+
+
+def align_term(out: ModelOutput, batch: GroundingBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy of every entity phrase's scores over its image's proposals
+    (``out.values["entity_logits"]``, ``[V, N]``) against the proposal of its object
+    (``batch.entity_target``), summed over the nodes that have one, and their count."""
+    logits = out.values.get("entity_logits")
+    zero = batch.box_feats.new_zeros(())
+    if logits is None or batch.entity_target is None:
+        return zero, zero
+    known = batch.entity_target >= 0
+    if not known.any():
+        return zero, zero
+    return (F.cross_entropy(logits[known], batch.entity_target[known], reduction="sum"),
+            known.sum())
 
 
 def rcrn_loss(out: ModelOutput, batch: GroundingBatch, cfg: LossConfig | None = None

@@ -299,7 +299,10 @@ class SyntheticBenchmark:
         ``meta`` holds ``words``, ``pair_words``, ``relations``, ``length`` (by the
         chosen length), ``in_distribution``, ``split``, ``scene_id``, ``pair_id``,
         ``counter_id``, ``image_path``, ``target`` (object index), ``entity_objects``,
-        and for a mismatch ``original_phrase``, ``replacement_phrase`` and ``phrase_span``.
+        for a matched expression whose parse names the gold graph's entities in its order
+        ``entity_boxes`` (the box of each entity's object: word-region supervision,
+        ``GroundingBatch.entity_target``), and for a mismatch ``original_phrase``,
+        ``replacement_phrase`` and ``phrase_span``.
         """
         cached_scene, cached = None, None
         for rec, gold in self._records:
@@ -325,6 +328,10 @@ class SyntheticBenchmark:
                 "image_path": str(self.image_path(scene_id)), "target": rec["target"],
                 "entity_objects": rec.get("entity_objects"),
             }
+            objects = rec.get("entity_objects")
+            if objects and [e.head for e in graph.entities] == [e.head for e in gold.entities]:
+                scene = self.scenes[scene_id]["objects"]
+                meta["entity_boxes"] = [list(map(float, scene[k].box)) for k in objects]
             if rec["match"] == 0:
                 meta.update(original_phrase=rec.get("original_phrase"),
                             replacement_phrase=rec.get("replacement_phrase"),

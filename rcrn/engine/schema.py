@@ -343,6 +343,8 @@ LOSS: dict[str, Setting] = {
     "pair_margin": Float("margin of the pair-ranking term, in log belief", lo=0,
                          default=_LOSS["pair_margin"]),
     "blame": Float("weight of the relation-blame term (0: off)", lo=0, default=_LOSS["blame"]),
+    "align": Float("weight of the entity-alignment term of the cross-encoder's verifier "
+                   "(0: off)", lo=0, default=_LOSS["align"]),
 }
 
 WORDS: dict[str, Setting] = {

@@ -18,7 +18,9 @@ One transformer reads ``[CLS]``, the expression's words and the regions together
   mark added to the candidate's (the grounding target while training, the grounded
   region otherwise) and, added to every region's, a projection of its place relative
   to the candidate (:func:`relative_places`).  The match is read at the candidate's
-  output (with ``mil``: from the verifier's word outputs, as above).  Checking a
+  output (with ``mil``: from the verifier's word outputs, as above), and with
+  ``loss.align`` each entity phrase's words learn to pick its object's proposal among
+  the verifier's region outputs (:meth:`CrossEncoder.entity_logits`).  Checking a
   relation between two grounded things is a comparison of their places; told which
   one is the candidate and where everything lies from it, "the candidate left of B"
   becomes a property of B's own input, which a transformer learns at once, where read
@@ -160,6 +162,7 @@ class CrossEncoder(nn.Module):
                 candidate = torch.where(batch.target_index >= 0, batch.target_index, chosen)
             cls, words, regions = self.verify(batch, feats, candidate)
             cls = regions[ar, candidate]
+            out.values["entity_logits"] = self.entity_logits(batch, words, regions)
         if not self.config.mil:
             out.match_prob = torch.sigmoid(self.match_head(cls).squeeze(-1))
             return out
@@ -178,6 +181,21 @@ class CrossEncoder(nn.Module):
         places = self.places(relative_places(batch.boxes.to(feats.dtype), candidate))
         marked = feats + (onehot[..., None] * self.mark + places) * self.mark_scale
         return self.verifier(batch, marked)
+
+    def entity_logits(self, batch: GroundingBatch, words: torch.Tensor,
+                      regions: torch.Tensor) -> torch.Tensor:
+        """``[V, N]`` scores of every node (entity phrase) against its image's regions: the
+        mean of the phrase's word outputs dotted with each region output, scaled by
+        ``1 / sqrt(D)`` (-inf for padding).  ``loss.align`` teaches them to pick the
+        proposal of the entity's object (``GroundingBatch.entity_target``)."""
+        B, Lt, D = words.shape
+        pos = batch.ent_token_pos
+        has = pos >= 0
+        flat = words.reshape(B * Lt, D)[pos.clamp(min=0)] * has[..., None]
+        phrase = flat.sum(dim=1) / has.sum(dim=1, keepdim=True).clamp(min=1)   # [V, D]
+        node_regions = regions[batch.node_batch]                                # [V, N, D]
+        scores = (node_regions * phrase[:, None]).sum(dim=-1) / D ** 0.5
+        return scores.masked_fill(~batch.box_mask[batch.node_batch], float("-inf"))
 
     def _word_match(self, out: ModelOutput, batch: GroundingBatch, words: torch.Tensor,
                     valid: torch.Tensor) -> None:

@@ -62,8 +62,11 @@ def test_problems_follow_the_records(root: Path) -> None:
         if p.match == 1:
             assert p.referent_box.tolist() == rec["target_box"]
             assert p.target_index == rec["target"] and p.mismatched_relation is None
+            # the box of each entity's object, the referent's first
+            assert p.meta["entity_boxes"] == [objects[k]["box"] for k in rec["entity_objects"]]
+            assert p.meta["entity_boxes"][0] == rec["target_box"]
         else:
-            assert p.referent_box is None
+            assert p.referent_box is None and "entity_boxes" not in p.meta
             assert p.mismatched_relation == rec["mismatched_relation"]
             k = p.mismatched_relation
             assert p.graph.relations[k].text == p.meta["replacement_phrase"]
