@@ -156,17 +156,18 @@ class CrossEncoder(nn.Module):
         out = ModelOutput(match_prob=None, ground_belief=torch.softmax(logits, dim=1),
                           ground_index=index, box=box, deltas=deltas, edge_scores=None,
                           mismatch_index=None, ground_logits=logits)
+        readout = cls          # what the match is read from: [CLS], or the verifier's
         if self.config.verifier:
             candidate = chosen
             if self.training:   # the referent, where known, is what the verifier checks
                 candidate = torch.where(batch.target_index >= 0, batch.target_index, chosen)
-            cls, words, regions = self.verify(batch, feats, candidate)
-            cls = regions[ar, candidate]
-            out.values["entity_logits"] = self.entity_logits(batch, words, regions)
+            _, words, checked = self.verify(batch, feats, candidate)
+            readout = checked[ar, candidate]
+            out.values["entity_logits"] = self.entity_logits(batch, words, checked)
         if not self.config.mil:
-            out.match_prob = torch.sigmoid(self.match_head(cls).squeeze(-1))
+            out.match_prob = torch.sigmoid(self.match_head(readout).squeeze(-1))
             return out
-        self._word_match(out, batch, words, valid)
+        self._word_match(out, batch, words, valid)   # the verifier's words, with one
         return out
 
     def verify(self, batch: GroundingBatch, feats: torch.Tensor, candidate: torch.Tensor
