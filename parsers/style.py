@@ -83,8 +83,10 @@ class Decision:
 
 
 def _keys(s: str, r: str, o: str) -> list[Key]:
-    return [(r, s if "subject" in level else "", o if "object" in level else "")
-            for level in _LEVELS]
+    """The keys of a triple, most detailed first, each once (an attribute's triple has no
+    object, so its levels with and without the object are one key)."""
+    return list(dict.fromkeys((r, s if "subject" in level else "", o if "object" in level
+                               else "") for level in _LEVELS))
 
 
 def _label(triple: tuple[str, str, str], gold: frozenset | set) -> Decision:

@@ -129,6 +129,11 @@ def test_min_count_and_share_hold_decisions_back(tmp_path, rule):
     items = read_factual(_write(tmp_path, TRAIN, "train.csv"))
     assert AnnotationStyle.fit(rule, items, min_count=4).decision(
         "cat", "beneath", "chair").action == "keep"
+    # "many" is written three times: it decides at min_count 3, not at 4
+    assert AnnotationStyle.fit(rule, items, min_count=3).attribute_decision(
+        "appl", "many").action == "drop"
+    assert AnnotationStyle.fit(rule, items, min_count=4).attribute_decision(
+        "appl", "many").action == "keep"
     with pytest.raises(ValueError, match="min_count"):
         AnnotationStyle.fit(rule, items, min_count=0)
 
