@@ -226,8 +226,9 @@ class AnnotationStyle:
         graph's) the style drops."""
         name = "attributes" if scene else "modifiers"
         words = getattr(entity, name)
-        kept = [w for w in words if not head or not attribute_key(w)
-                or self.attribute_decision(head, attribute_key(w)).action != "drop"]
+        keys = [attribute_key(w) for w in words]
+        kept = [w for w, a in zip(words, keys) if not head or not a
+                or self.attribute_decision(head, a).action != "drop"]
         return entity if len(kept) == len(words) else replace(entity, **{name: kept})
 
     # ------------------------------------------------------------------ files

@@ -163,7 +163,8 @@ class CrossEncoder(nn.Module):
                 candidate = torch.where(batch.target_index >= 0, batch.target_index, chosen)
             _, words, checked = self.verify(batch, feats, candidate)
             readout = checked[ar, candidate]
-            out.values["entity_logits"] = self.entity_logits(batch, words, checked)
+            if self.training:   # a training signal only (loss.align)
+                out.values["entity_logits"] = self.entity_logits(batch, words, checked)
         if not self.config.mil:
             out.match_prob = torch.sigmoid(self.match_head(readout).squeeze(-1))
             return out
@@ -187,8 +188,9 @@ class CrossEncoder(nn.Module):
                       regions: torch.Tensor) -> torch.Tensor:
         """``[V, N]`` scores of every node (entity phrase) against its image's regions: the
         mean of the phrase's word outputs dotted with each region output, scaled by
-        ``1 / sqrt(D)`` (-inf for padding).  ``loss.align`` teaches them to pick the
-        proposal of the entity's object (``GroundingBatch.entity_target``)."""
+        ``1 / sqrt(D)`` (-inf for padding); computed while training, where ``loss.align``
+        teaches them to pick the proposal of the entity's object
+        (``GroundingBatch.entity_target``)."""
         B, Lt, D = words.shape
         pos = batch.ent_token_pos
         has = pos >= 0
