@@ -194,8 +194,9 @@ class SyntheticBenchmark:
         root: dataset root written by ``generate_dataset`` / ``rcrn synthetic generate``.
         split: ``"train"``, ``"val"`` or ``"test"``.
         train_subset: None (every record), ``"len_words"`` (pairs whose positive has at
-            most ``max_words`` words, like Train-Len16) or ``"len_rels"`` (pairs with
-            at most ``max_relations`` relations); applies to any split.
+            most ``max_words`` words, like Train-Len16), ``"len_rels"`` (pairs with
+            at most ``max_relations`` relations) or ``"len_short"`` (both); applies to
+            any split.
         parser: ``text -> LanguageGraph``; by default the gold graphs are used.  With a
             parser, the mismatched relation is mapped onto the parsed graph by token
             span (or by phrase); when that fails it is None and

@@ -7,7 +7,9 @@ halves of a pair fall in the same bucket) and its number of relations
 (``relations``).  The Train-Len subsets of GITM-MR (Train-Len16 / Train-Len11)
 have two counterparts here: ``len_words`` keeps pairs whose positive has at most
 ``max_words`` words and ``len_rels`` keeps pairs with at most ``max_relations``
-relations.  Evaluation buckets the test set with the same rule.
+relations; ``len_short`` keeps pairs short by both (what a model may see before
+either Train-Len experiment, e.g. when pre-training).  Evaluation buckets the test
+set with the same rule.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ SPLITS: tuple[str, ...] = ("train", "val", "test")
 #: Share of the scenes in train / val / test.
 DEFAULT_FRACTIONS: tuple[float, float, float] = (0.8, 0.1, 0.1)
 
-#: Length subsets: name -> (record field, manifest threshold name).
-TRAIN_SUBSETS: dict[str, tuple[str, str]] = {
-    "len_words": ("pair_words", "max_words"),
-    "len_rels": ("relations", "max_relations"),
+#: Length subsets: name -> the (record field, manifest threshold name) limits it keeps.
+TRAIN_SUBSETS: dict[str, tuple[tuple[str, str], ...]] = {
+    "len_words": (("pair_words", "max_words"),),
+    "len_rels": (("relations", "max_relations"),),
+    "len_short": (("pair_words", "max_words"), ("relations", "max_relations")),
 }
 
 
@@ -98,8 +101,8 @@ def in_subset(record: Mapping[str, Any], subset: str | None,
         return True
     if subset not in TRAIN_SUBSETS:
         raise ValueError(f"unknown train subset {subset!r}; choose from {sorted(TRAIN_SUBSETS)}")
-    field, limit = TRAIN_SUBSETS[subset]
-    return int(record[field]) <= int(thresholds[limit])
+    return all(int(record[field]) <= int(thresholds[limit])
+               for field, limit in TRAIN_SUBSETS[subset])
 
 
 def distribution(records: Iterable[Mapping[str, Any]], key: str) -> dict[int, int]:

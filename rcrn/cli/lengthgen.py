@@ -21,6 +21,14 @@ a Markdown summary (mean ± std over seeds) and plots::
     keep_checkpoints: true            # false: delete each run's last.pt once evaluated
     buckets: {word_bin: 4}            # width of the word-length buckets (1: exact lengths)
     claim: {model: rcrn, baseline: cross_encoder}   # the pair compared in summary.md
+    pretrain:                         # name -> partial training config of a first stage
+      ce_short: {model: {arch: cross_encoder}, data: {train_subset: len_words},
+                 train: {steps: 20000}}
+
+A model entry with ``pretrained: NAME`` fine-tunes: each of its runs starts every
+weight (``train.init``) from the ``pretrain`` stage ``NAME`` trained with the run's
+seed, which is trained once per seed (its own data and subset, whatever the run's
+subset) into ``pretrain/<name>/seed<k>/`` and shared by every model naming it.
 
 A model entry whose ``model.arch`` differs from the base's (``"rcrn"`` when
 unset) *replaces* the base's ``model`` section instead of merging into it, since
@@ -32,6 +40,8 @@ other model types have other fields.  Outputs under ``OUT``:
   in- / out-of-distribution / full, and per word-length and per relation-count
   buckets).  A run whose ``result.json`` was made with the same config is not
   repeated.
+* ``pretrain/<name>/seed<k>/``: the Trainer's files of a pre-training stage and
+  ``pretrain.json`` (its config, steps, training-set size and match-head start).
 * ``results.csv`` (one row per run and bucket), ``summary.md``,
   ``accuracy_vs_length.png``, ``accuracy_vs_relations.png``,
   ``accuracy_vs_train_size.png`` and ``experiment.yaml`` (the resolved experiment).
@@ -87,7 +97,7 @@ __all__ = [
 DEFAULT_EXPERIMENT = "lengthgen.yaml"
 #: Top-level keys of an experiment config.
 EXPERIMENT_KEYS = ("base", "overrides", "models", "subsets", "seeds", "keep_checkpoints",
-                   "buckets", "claim", "quick")
+                   "buckets", "claim", "quick", "pretrain")
 #: Keys of the ``quick`` section: the reduced grid of ``rcrn lengthgen --quick``.
 QUICK_KEYS = ("models", "subsets", "seeds", "overrides")
 #: Training steps the time estimate measures per model (after one untimed step).
@@ -162,6 +172,10 @@ class Experiment:
         bases: model -> its own training config, for an entry that names a ``base`` of
             its own (e.g. ``official.yaml``), with ``overrides`` and the command-line
             training overrides applied as to ``base``.
+        pretrain: name -> partial training config of a pre-training stage (merged over
+            ``base`` like a model entry; its ``data.train_subset`` chooses its data).
+        pretrained: model -> the pretrain stage its runs start from (``train.init``;
+            an entry's ``pretrained``).
         quick: the reduced grid of ``--quick`` (``models``, ``subsets``, ``seeds``,
             ``overrides``), or None.
         source: where the config came from.
@@ -176,14 +190,18 @@ class Experiment:
     claim: Claim = field(default_factory=lambda: Claim())
     init_from: dict[str, str] = field(default_factory=dict)
     bases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pretrain: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pretrained: dict[str, str] = field(default_factory=dict)
     quick: dict[str, Any] | None = None
     source: str = "<dict>"
 
     def to_dict(self) -> dict[str, Any]:
         models = {m: {**e, **({"init_from": self.init_from[m]} if m in self.init_from
-                              else {})} for m, e in self.models.items()}
+                              else {}),
+                      **({"pretrained": self.pretrained[m]} if m in self.pretrained
+                         else {})} for m, e in self.models.items()}
         return {"source": self.source, "base": self.base, "model_bases": self.bases,
-                "models": models,
+                "models": models, "pretrain": self.pretrain,
                 "subsets": self.subsets, "seeds": self.seeds,
                 "keep_checkpoints": self.keep_checkpoints,
                 "buckets": {"word_bin": self.word_bin}, "claim": asdict(self.claim),
@@ -203,8 +221,12 @@ class Experiment:
                  if m in models}
         for b in bases.values():
             check_config(copy.deepcopy(b))
+        pretrained = {m: n for m, n in self.pretrained.items() if m in models}
+        pretrain = {n: merge(self.pretrain[n], q.get("overrides") or {})
+                    for n in dict.fromkeys(pretrained.values())}
         return dataclasses.replace(
-            self, base=base, models=models, bases=bases,
+            self, base=base, models=models, bases=bases, pretrain=pretrain,
+            pretrained=pretrained,
             subsets={s: self.subsets[s] for s in q.get("subsets", self.subsets)},
             seeds=list(q.get("seeds", self.seeds)),
             init_from={m: src for m, src in self.init_from.items() if m in models},
@@ -335,8 +357,20 @@ def load_experiment(source: str | Path | dict[str, Any],
     if not isinstance(models, dict) or not models:
         raise ConfigError(f"{name}: 'models' must map at least one model name to a partial "
                           f"training config (e.g. models: {{rcrn: {{}}}}), got {models!r}")
+    pretrain = data.get("pretrain") or {}
+    if not isinstance(pretrain, dict):
+        raise ConfigError(f"{name}: 'pretrain' must map stage names to partial training "
+                          f"configs, got {pretrain!r}")
+    for stage, entry in pretrain.items():
+        _check_name("pretrain", stage)
+        if not isinstance(entry, dict):
+            raise ConfigError(f"pretrain.{stage}: must be a mapping (a partial training "
+                              f"config), got {entry!r}")
+        _check_sections(f"pretrain.{stage}", entry, base)
+    pretrain = copy.deepcopy(pretrain)
     resolved_models: dict[str, dict[str, Any]] = {}
     init_from: dict[str, str] = {}
+    pretrained: dict[str, str] = {}
     bases: dict[str, dict[str, Any]] = {}
     for model_name, entry in models.items():
         _check_name("models", model_name)
@@ -350,6 +384,12 @@ def load_experiment(source: str | Path | dict[str, Any],
             own = load_config(_resolve_base(own_base, where, f"models.{model_name}.base"))
             bases[model_name] = apply_overrides(merge(own, section), train_over)
             check_config(bases[model_name])
+        stage = entry.pop("pretrained", None)
+        if stage is not None:
+            if stage not in pretrain:
+                raise ConfigError(f"models.{model_name}.pretrained: {stage!r} is not a stage "
+                                  f"of the 'pretrain' section ({', '.join(pretrain) or 'none'})")
+            pretrained[model_name] = stage
         source = entry.pop("init_from", None)
         if source is not None:
             if source not in models or source == model_name:
@@ -392,6 +432,7 @@ def load_experiment(source: str | Path | dict[str, Any],
     exp = Experiment(base=base, models=resolved_models, subsets=resolved_subsets,
                      seeds=list(seeds), keep_checkpoints=keep, word_bin=word_bin,
                      claim=_claim(name, data.get("claim")), init_from=init_from, bases=bases,
+                     pretrain=pretrain, pretrained=pretrained,
                      quick=_quick(name, data.get("quick"), resolved_models, resolved_subsets,
                                   base, init_from),
                      source=name)
@@ -456,8 +497,25 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
     ``data.seed`` is pinned to the base's data seed, so the dataset (generated
     when absent) does not depend on the run's seed.
     """
-    cfg = copy.deepcopy(exp.bases.get(model, exp.base))
-    entry = exp.models[model]
+    cfg = _entry_config(exp, exp.bases.get(model, exp.base), exp.models[model], seed)
+    spec = exp.subsets[subset]
+    cfg["data"]["train_subset"] = spec["train_subset"]
+    cfg["data"]["length"] = spec["length"]
+    return cfg
+
+
+def pretrain_config(exp: Experiment, stage: str, seed: int) -> dict[str, Any]:
+    """The training config of pre-training stage ``stage`` for ``seed``: its entry merged
+    over the base as a model entry is; its own ``data`` (``train_subset`` included)."""
+    return _entry_config(exp, exp.base, exp.pretrain[stage], seed)
+
+
+def _entry_config(exp: Experiment, base: dict[str, Any], entry: dict[str, Any], seed: int
+                  ) -> dict[str, Any]:
+    """``entry`` merged over ``base`` (an entry of another ``model.arch`` replaces the
+    ``model`` section), with the seed, ``data.seed`` pinned to the base's and no
+    evaluation during training."""
+    cfg = copy.deepcopy(base)
     base_arch = (cfg.get("model") or {}).get("arch", "rcrn")
     entry_model = entry.get("model")
     if isinstance(entry_model, dict) and entry_model.get("arch", base_arch) != base_arch:
@@ -465,11 +523,7 @@ def run_config(exp: Experiment, model: str, subset: str, seed: int) -> dict[str,
         cfg["model"] = copy.deepcopy(entry_model)
     else:
         cfg = merge(cfg, entry)
-    spec = exp.subsets[subset]
-    data = cfg.setdefault("data", {})
-    data.setdefault("seed", schema.seed(exp.base))
-    data["train_subset"] = spec["train_subset"]
-    data["length"] = spec["length"]
+    cfg.setdefault("data", {}).setdefault("seed", schema.seed(exp.base))
     cfg["seed"] = int(seed)
     cfg.setdefault("train", {})["eval_every"] = 0
     return cfg
@@ -487,7 +541,14 @@ def _key_of(exp: Experiment, model: str, subset: str, seed: int) -> dict[str, An
     source = exp.init_from.get(model)
     if source is not None:
         key["init_from"] = {"model": source, "key": _key_of(exp, source, subset, seed)}
+    stage = exp.pretrained.get(model)
+    if stage is not None:
+        key["pretrained"] = {"stage": stage, "key": _pretrain_key(exp, stage, seed)}
     return key
+
+
+def _pretrain_key(exp: Experiment, stage: str, seed: int) -> dict[str, Any]:
+    return _run_key(pretrain_config(exp, stage, seed), {})
 
 
 #: Sections whose settings all have defaults: a run key compares them filled, so a setting
@@ -508,8 +569,9 @@ def _same_run(old: dict[str, Any], new: dict[str, Any]) -> bool:
         for name in _FILLED_SECTIONS:
             config[name] = dict(schema.section(config, name))
         out = {**key, "config": config}
-        if isinstance(key.get("init_from"), dict):
-            out["init_from"] = {**key["init_from"], "key": filled(key["init_from"].get("key"))}
+        for source in ("init_from", "pretrained"):
+            if isinstance(key.get(source), dict):
+                out[source] = {**key[source], "key": filled(key[source].get("key"))}
         return json.loads(json.dumps(out, sort_keys=True, default=str))
 
     try:
@@ -520,7 +582,15 @@ def _same_run(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 def _with_init(exp: Experiment, out: Path, cfg: dict[str, Any], model: str, subset: str,
                seed: int) -> dict[str, Any]:
-    """``cfg`` with ``model.vl.init`` at the checkpoint of the run that initialises it."""
+    """``cfg`` with ``model.vl.init`` at the checkpoint of the run that initialises it,
+    and ``train.init`` at that of its pre-training stage."""
+    stage = exp.pretrained.get(model)
+    if stage is not None:
+        path = _pretrain_dir(out, stage, seed) / "last.pt"
+        if not path.is_file():
+            raise ConfigError(f"models.{model}.pretrained: {path} does not exist; pretrain "
+                              f"{stage} / seed {seed} first")
+        cfg.setdefault("train", {})["init"] = str(path)
     source = exp.init_from.get(model)
     if source is None:
         return cfg
@@ -711,6 +781,67 @@ def _run_dir(out: Path, model: str, subset: str, seed: int) -> Path:
     return out / "runs" / model / subset / f"seed{seed}"
 
 
+def _pretrain_dir(out: Path, stage: str, seed: int) -> Path:
+    return out / "pretrain" / stage / f"seed{seed}"
+
+
+def _pretrain_state(exp: Experiment, out: Path, stage: str, seed: int) -> str:
+    """``"done"`` (``pretrain.json`` of this config and its checkpoint), ``"changed"``
+    (made with another config) or ``"new"``."""
+    folder = _pretrain_dir(out, stage, seed)
+    done = _read_json(folder / "pretrain.json")
+    if done is None or not (folder / "last.pt").is_file():
+        return "new"
+    return "done" if _same_run(done.get("key"), _pretrain_key(exp, stage, seed)) else "changed"
+
+
+def _train_stage(folder: Path, cfg: dict[str, Any], train: list[Any], progress: bool,
+                 say: Callable[[str], None]) -> Any:
+    """Train ``cfg`` into ``folder``; a run interrupted there (``last.pt`` without
+    ``result.json`` or ``pretrain.json``) continues exactly when the checkpoint fits, else
+    the folder's run files are cleared first.  Returns the trainer."""
+    from rcrn.engine.trainer import CheckpointError, Trainer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    interrupted = ((folder / "last.pt").is_file() and not (folder / "result.json").exists()
+                   and not (folder / "pretrain.json").exists())
+    trainer = Trainer(cfg, train, folder)
+    resumed = False
+    if interrupted:
+        try:
+            resumed = trainer.resume()
+        except CheckpointError as exc:  # another config or data, or a damaged file
+            say(f"  {exc}; training the run again")
+    if resumed:
+        say(f"  resumed at step {trainer.step} from {folder / 'last.pt'}")
+    else:
+        _clear_run(folder)
+    trainer.fit(progress=progress)
+    return trainer
+
+
+def _pretrain(exp: Experiment, out: Path, stage: str, seed: int, data: _Data, progress: bool,
+              say: Callable[[str], None]) -> None:
+    """Train pre-training stage ``stage`` for ``seed`` unless it is done with this config;
+    its ``last.pt`` is kept (the runs that name it start from it)."""
+    if _pretrain_state(exp, out, stage, seed) == "done":
+        return
+    t0 = time.time()
+    folder = _pretrain_dir(out, stage, seed)
+    cfg = pretrain_config(exp, stage, seed)
+    (folder / "pretrain.json").unlink(missing_ok=True)
+    train = data.train(cfg, schema.section(cfg, "data").train_subset)
+    say(f"pretraining {stage} / seed {seed}: {len(train)} problems, "
+        f"{schema.section(cfg, 'train').steps} steps")
+    trainer = _train_stage(folder, cfg, train, progress, say)
+    _write_json(folder / "pretrain.json", {
+        "stage": stage, "seed": int(seed), "key": _pretrain_key(exp, stage, seed),
+        "train_size": len(train), "steps": int(trainer.step),
+        "match_start": match_start(folder / "metrics.jsonl"),
+        "wall_time_s": round(time.time() - t0, 2),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S")})
+
+
 def _read_result(path: Path) -> dict[str, Any] | None:
     result = _read_json(path)
     return result if result is not None and "key" in result else None
@@ -730,22 +861,31 @@ def _state(exp: Experiment, out: Path, model: str, subset: str, seed: int
     return "cached", key, old
 
 
+def _stages(exp: Experiment, runs: Iterable[tuple[str, str, int]]) -> list[tuple[str, int]]:
+    """The (pretrain stage, seed) pairs that ``runs`` start from, in order."""
+    return list(dict.fromkeys((exp.pretrained[m], k) for m, _, k in runs
+                              if m in exp.pretrained))
+
+
 def _check_models(exp: Experiment, models: Iterable[str]) -> None:
-    """Build every selected model once on a tiny vocabulary, so that a bad entry fails
-    before hours of training (the message names the entry)."""
+    """Build every selected model (and the pre-training stage it starts from) once on a
+    tiny vocabulary, so that a bad entry fails before hours of training (the message
+    names the entry)."""
     from rcrn.batching import Vocab
     from rcrn.engine.trainer import build_model
 
     subset = next(iter(exp.subsets))
-    for name in models:
-        cfg = run_config(exp, name, subset, exp.seeds[0])
+    entries = [(f"models.{m}", run_config(exp, m, subset, exp.seeds[0])) for m in models]
+    entries += [(f"pretrain.{n}", pretrain_config(exp, n, exp.seeds[0]))
+                for n, _ in _stages(exp, ((m, subset, exp.seeds[0]) for m in models))]
+    for name, cfg in entries:
         try:
             check_config(cfg)
             build_model(cfg, Vocab(["the"]), pretrained_words=False)
         except ConfigError as exc:
-            raise ConfigError(f"models.{name}: the model cannot be built: {exc}") from exc
+            raise ConfigError(f"{name}: the model cannot be built: {exc}") from exc
         except Exception as exc:  # any failure is reported with the entry
-            raise ConfigError(f"models.{name}: the model cannot be built: "
+            raise ConfigError(f"{name}: the model cannot be built: "
                               f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -789,12 +929,10 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
     """Train, predict and score one run.  A run that was interrupted (its ``last.pt``
     written during training, no ``result.json``) continues from that checkpoint exactly
     when the checkpoint fits the run's config and data; otherwise the run starts again."""
-    from rcrn.engine.trainer import CheckpointError, Trainer, predict, write_predictions
+    from rcrn.engine.trainer import predict, write_predictions
 
     t0 = time.time()
     run_dir = _run_dir(out, model, subset, seed)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    interrupted = (run_dir / "last.pt").is_file() and not (run_dir / "result.json").exists()
     cfg = _with_init(exp, out, run_config(exp, model, subset, seed), model, subset, seed)
     spec = exp.subsets[subset]
     train = data.train(cfg, spec["train_subset"])
@@ -802,18 +940,7 @@ def _train_run(exp: Experiment, out: Path, model: str, subset: str, seed: int,
         train = select_fraction(train, spec["fraction"], seed)
     test, thresholds = data.test(cfg)
     t1 = time.time()
-    trainer = Trainer(cfg, train, run_dir)
-    resumed = False
-    if interrupted:
-        try:
-            resumed = trainer.resume()
-        except CheckpointError as exc:  # another config or data, or a damaged file
-            say(f"  {exc}; training the run again")
-    if resumed:
-        say(f"  resumed at step {trainer.step} from {run_dir / 'last.pt'}")
-    else:
-        _clear_run(run_dir)
-    trainer.fit(progress=progress)
+    trainer = _train_stage(run_dir, cfg, train, progress, say)
     t2 = time.time()
     with_images = getattr(trainer, "with_images",
                           getattr(trainer.model, "region_encoder", None) is not None)
@@ -907,13 +1034,16 @@ def _probe(cfg: dict[str, Any], train: list[Any], test: list[Any]) -> dict[str, 
 
 def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
                   full: tuple[Experiment, Sequence[tuple[str, str, int]]] | None,
-                  data: _Data, say: Callable[[str], None]) -> dict[str, Any]:
+                  data: _Data, say: Callable[[str], None],
+                  pretrained: Iterable[tuple[str, int]] = ()) -> dict[str, Any]:
     """The wall time of ``plan`` and of the ``full`` grid (the config's every run, when
     ``plan`` is ``--quick``'s or what is left to train).
 
     Each model's training step and prediction are probed on the first subset it trains
-    on; a run's time is its steps times the step, plus the test split's prediction, plus
-    the data reading once."""
+    on, and each pre-training stage's step on its data; a run's time is its steps times
+    the step, plus the test split's prediction, plus the data reading once, and each
+    (stage, seed) the runs start from adds its steps (in ``plan``, unless it is in
+    ``pretrained``: done already)."""
     probes: dict[str, dict[str, float]] = {}
     test_size, data_s = 0, 0.0
     runs_of = [(exp, plan)] + ([full] if full is not None else [])
@@ -932,16 +1062,28 @@ def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
             data_s += time.time() - t   # read once: the runs find it cached
             test_size = len(test)
             probes[model] = _probe(cfg, train, test)
+        for stage, _ in _stages(grid, runs):
+            if f"pretrain {stage}" in probes:
+                continue
+            cfg = pretrain_config(grid, stage, grid.seeds[0])
+            t = time.time()
+            train = data.train(cfg, schema.section(cfg, "data").train_subset)
+            data_s += time.time() - t
+            probes[f"pretrain {stage}"] = _probe(cfg, train, test)
 
-    def total(grid: Experiment, runs: Sequence[tuple[str, str, int]]) -> float:
+    def total(grid: Experiment, runs: Sequence[tuple[str, str, int]],
+              done: Iterable[tuple[str, int]] = ()) -> float:
         seconds = data_s
         for model, subset, seed in runs:
             probe = probes[model]
             steps = schema.section(run_config(grid, model, subset, seed), "train").steps
             seconds += steps * probe["step_s"] + test_size * probe["item_s"]
+        for stage, seed in set(_stages(grid, runs)) - set(done):
+            steps = schema.section(pretrain_config(grid, stage, seed), "train").steps
+            seconds += steps * probes[f"pretrain {stage}"]["step_s"]
         return seconds
 
-    estimate = {"runs": len(plan), "seconds": round(total(exp, plan), 1),
+    estimate = {"runs": len(plan), "seconds": round(total(exp, plan, pretrained), 1),
                 "probe": {m: {k: round(v, 4) for k, v in p.items()} for m, p in probes.items()},
                 "probe_steps": PROBE_STEPS}
     say(f"time estimate: {len(plan)} run(s), about {_duration(estimate['seconds'])} "
@@ -1020,6 +1162,11 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                          if state == "changed" and old else "")
                 say(f"{run[0]} / {run[1]} / seed {run[2]}: {status}{extra}")
         if dry_run:
+            for stage, seed in _stages(exp, plan):
+                state = _pretrain_state(exp, out, stage, seed)
+                say(f"pretrain {stage} / seed {seed}: "
+                    + {"new": "to train", "changed": "made with another config"}.get(state,
+                                                                                     state))
             return ExperimentReport(outcomes, [], "", {}, [])
     else:
         if changed and not rerun_changed:
@@ -1040,7 +1187,9 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
         if to_train:
             whole = [(m, s, k) for m in sorted(full.models, key=lambda m: m in full.init_from)
                      for s in full.subsets for k in full.seeds]
-            estimate = estimate_time(exp, to_train, (full, whole), data, say)
+            done = [(n, k) for n, k in _stages(exp, to_train)
+                    if _pretrain_state(exp, out, n, k) == "done"]
+            estimate = estimate_time(exp, to_train, (full, whole), data, say, done)
             _write_json(out / "time_estimate.json", estimate)
         for i, run in enumerate(plan, 1):
             state, key, old = states[run]
@@ -1057,6 +1206,8 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                 continue
             if state == "changed":
                 say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
+            if run[0] in exp.pretrained:
+                _pretrain(exp, out, exp.pretrained[run[0]], run[2], data, progress, say)
             cfg = run_config(exp, *run)
             say(f"{head}: training ({schema.section(cfg, 'train').steps} steps)")
             result = _train_run(exp, out, *run, key, data, progress, say)
@@ -1444,7 +1595,8 @@ def _plot_buckets(exp: Experiment, groups: list[tuple[str, str, list[dict[str, A
                 axes[row][col].errorbar(list(xs.values()), ys[rate], yerr=es[rate],
                                         label=model, **_RATE_ERR)
         trained_on = exp.subsets[subset]["train_subset"]
-        shade = trained_on is not None and TRAIN_SUBSETS[trained_on][1] == THRESHOLD_KEYS[kind]
+        shade = trained_on is not None and any(limit == THRESHOLD_KEYS[kind]
+                                               for _, limit in TRAIN_SUBSETS[trained_on])
         for row, rate in enumerate(("match", "grounding")):
             ax = axes[row][col]
             if threshold is not None:

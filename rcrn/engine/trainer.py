@@ -207,6 +207,12 @@ def build_model(config: dict[str, Any], vocab: Vocab, pretrained_words: bool = T
     else:
         model = CrossEncoder(model_cfg, len(vocab), word_vectors=vectors, freeze_words=freeze,
                              region_encoder=region)
+    init = schema.section(config, "train").init
+    if pretrained_words and init:
+        try:
+            init_weights(model, init, vocab)
+        except CheckpointError as exc:
+            raise ConfigError(f"train.init: {exc}") from exc
     if (not pretrained_words and freeze
             and getattr(model, "words", None) is not None):
         model.words.embedding.weight.requires_grad_(False)
@@ -577,6 +583,27 @@ def _load_weights(path: Path, model: nn.Module, weights: dict[str, torch.Tensor]
     except (RuntimeError, ValueError, TypeError) as exc:
         raise CheckpointError(f"checkpoint {path}: its weights do not fit {what} "
                               f"({_one_line(exc)})") from exc
+
+
+def init_weights(model: nn.Module, path: str | Path, vocab: Vocab) -> None:
+    """Start ``model`` from the weights of the ``rcrn train`` checkpoint ``path``
+    (``train.init``).  Every weight must fit; the rows of each word-embedding table are
+    copied by word, so the checkpoint's vocabulary may differ from ``vocab`` (words it
+    lacks keep their rows).
+
+    Raises:
+        CheckpointError: naming the file when it cannot be read or its weights do not fit.
+    """
+    from rcrn.models.vl import word_rows_by_word
+
+    state = read_checkpoint(path)
+    mine = model.state_dict()
+    weights = dict(state["model"])
+    for key, rows in weights.items():
+        if (key.endswith("words.embedding.weight") and key in mine
+                and rows.shape[1:] == mine[key].shape[1:]):
+            weights[key] = word_rows_by_word(rows, state["vocab"], mine[key], vocab)
+    _load_weights(Path(path), model, weights, "the model")
 
 
 #: ``model`` settings removed after they were measured not to help (docs/ablations.md),

@@ -17,6 +17,7 @@ slowly.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,18 @@ class VLEncoder(nn.Module):
         return x[:, 0], x[:, 1:1 + Lt], x[:, 1 + Lt:1 + Lt + N]
 
 
+def word_rows_by_word(rows: torch.Tensor, words: Sequence[str], table: torch.Tensor,
+                      vocab: Vocab) -> torch.Tensor:
+    """A copy of the embedding ``table`` (rows of ``vocab``) whose rows of the words in
+    ``words`` (the vocabulary of ``rows``) are those of ``rows``; the other words keep
+    their rows.  Both tables have the same width."""
+    table = table.clone()
+    for i, word in enumerate(words):
+        if word in vocab and i < rows.shape[0]:
+            table[vocab.stoi[word]] = rows[i]
+    return table
+
+
 def load_vl_weights(encoder: VLEncoder, path: str | Path, vocab: Vocab,
                     prefix: str = "encoder.") -> int:
     """Initialise ``encoder`` from a local checkpoint; returns the number of layers loaded.
@@ -189,7 +202,7 @@ def load_vl_weights(encoder: VLEncoder, path: str | Path, vocab: Vocab,
         loaded[key] = value
     rows = weights.get("words.embedding.weight")
     if rows is not None:
-        table = own["words.embedding.weight"].clone()
+        table = own["words.embedding.weight"]
         if rows.shape[1] != table.shape[1]:
             raise ValueError(f"{path}: word vectors of size {rows.shape[1]}, the model "
                              f"expects {table.shape[1]}")
@@ -200,9 +213,7 @@ def load_vl_weights(encoder: VLEncoder, path: str | Path, vocab: Vocab,
                                  f"to map them onto {table.shape[0]} words")
             table = rows
         else:
-            for i, word in enumerate(words):
-                if word in vocab and i < rows.shape[0]:
-                    table[vocab.stoi[word]] = rows[i]
+            table = word_rows_by_word(rows, words, table, vocab)
         loaded["words.embedding.weight"] = table
     encoder.load_state_dict(loaded, strict=False)
     return len({k.split(".")[1] for k in loaded if k.startswith("layers.")})

@@ -110,6 +110,11 @@ def test_train_subsets_keep_whole_pairs(root: Path) -> None:
     assert all(r["pair_words"] <= th["max_words"] for r in words.records)
     assert all(r["pair_words"] <= 11 for r in short.records)
     assert all(r["relations"] <= th["max_relations"] for r in rels.records)
+    # short by both: what either Train-Len experiment may see (e.g. when pre-training)
+    both = SyntheticBenchmark(root, "train", train_subset="len_short")
+    assert {r["id"] for r in both.records} == (
+        {r["id"] for r in words.records} & {r["id"] for r in rels.records})
+    assert 0 < len(both) < min(len(words), len(rels))
     ids = {r["id"] for r in words.records}
     assert all(r["counter_id"] in ids for r in words.records if r["counter_id"])
     assert {r["scene_id"] for r in full.records}.isdisjoint(

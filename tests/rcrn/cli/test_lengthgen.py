@@ -278,9 +278,16 @@ def test_the_packaged_experiment_plans_the_table_2_grid(tmp_path):
     assert official["model"]["layers"] == "release" and official["model"]["joint"] == 128
     lines = []
     run_experiment(exp, tmp_path, dry_run=True, log=lines.append)
-    assert len(lines) == 75 and all(line.endswith(": to train") for line in lines)
+    assert len(lines) == 78 and all(line.endswith(": to train") for line in lines)
+    # both cross-encoders fine-tune from one pre-training stage per seed on the short
+    # expressions of eight times the demo's scenes' expressions
+    assert lines[-3:] == [f"pretrain ce_short / seed {k}: to train" for k in range(3)]
+    assert exp.pretrained == {"cross_encoder": "ce_short", "cross_encoder_mil": "ce_short"}
+    stage = load_experiment(default_experiment_path()).pretrain["ce_short"]
+    assert stage["data"]["train_subset"] == "len_short" and stage["data"]["per_scene"] == 64
+    assert run_config(exp, "cross_encoder", "len_words", 0)["data"] == official["data"]
     # the cross-encoder trains before the RCRN-VL runs it initialises
-    order = [line.split(" / ")[0] for line in lines]
+    order = [line.split(" / ")[0] for line in lines[:75]]
     assert order.index("rcrn_vl") > max(i for i, m in enumerate(order) if m == "cross_encoder")
     quick = exp.reduced()
     assert (list(quick.models), list(quick.subsets), quick.seeds) == (
@@ -612,3 +619,54 @@ def test_a_model_entry_may_start_from_its_own_base_config(dataset):
     assert "layers" not in toolkit["model"]
     with pytest.raises(ConfigError, match=r"models\.x\.base: base config 'nope.yaml' not"):
         load_experiment(experiment(dataset, models={"x": {"base": "nope.yaml"}}))
+
+
+def test_pretrained_models_fine_tune_from_a_stage_trained_once_per_seed(dataset, tmp_path):
+    import torch
+
+    pre = {"model": dict(TINY_CE, verifier=True), "data": {"train_subset": "len_words"},
+           "train": {"steps": 3}}
+    tuned = {"model": dict(TINY_CE, verifier=True), "train": {"lr": 1e-9},
+             "pretrained": "pre"}
+    config = experiment(dataset, seeds=[0], pretrain={"pre": pre},
+                        models={"ce": tuned, "ce_mil": {**tuned, "model": dict(
+                            TINY_CE, verifier=True, mil=True)}})
+    lines: list[str] = []
+    report = run_experiment(config, tmp_path, progress=False, log=lines.append)
+    assert [o.status for o in report.outcomes] == ["trained"] * 4
+    # one stage for both models and both subsets, its checkpoint kept
+    assert sum(line.startswith("pretraining pre / seed 0") for line in lines) == 1
+    stage = tmp_path / "pretrain" / "pre" / "seed0"
+    info = json.loads((stage / "pretrain.json").read_text())
+    assert info["steps"] == 3 and info["train_size"] > 0
+    assert "pretrain pre" in json.loads((tmp_path / "time_estimate.json").read_text())["probe"]
+    start = torch.load(stage / "last.pt", weights_only=True)["model"]
+    for o in report.outcomes:
+        assert yaml.safe_load((o.path / "config.yaml").read_text())["train"]["init"] == \
+            str(stage / "last.pt")
+        assert o.result["key"]["pretrained"]["stage"] == "pre"
+        end = torch.load(o.path / "last.pt", weights_only=True)["model"]
+        # lr 1e-9: the fine-tuned weights are the stage's (word rows by word)
+        for key in ("encoder.layers.0.linear1.weight", "mark", "mark_scale",
+                    "match_head.weight"):
+            assert torch.allclose(end[key], start[key], atol=1e-6), key
+    # done stages and runs are reused; a changed stage makes its runs stale
+    lines.clear()
+    run_experiment(config, tmp_path, progress=False, log=lines.append)
+    assert not any(line.startswith("pretraining") for line in lines)
+    run_experiment(config, tmp_path, dry_run=True, log=lines.append)
+    assert "pretrain pre / seed 0: done" in lines
+    pre["train"]["steps"] = 4
+    with pytest.raises(ConfigError, match="4 run.s. .* another config"):
+        run_experiment(config, tmp_path, progress=False, log=lines.append)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"models": {"a": {"pretrained": "b"}}},
+     r"models\.a\.pretrained: 'b' is not a stage of the 'pretrain' section \(none\)"),
+    ({"pretrain": {"p": 3}}, r"pretrain\.p: must be a mapping"),
+    ({"pretrain": {"p": {"modle": {}}}}, r"pretrain\.p"),
+])
+def test_pretrain_entries_are_checked(dataset, change, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiment(experiment(dataset, **change))

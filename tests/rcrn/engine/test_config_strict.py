@@ -235,7 +235,7 @@ def test_model_fields_follow_the_arch():
 
 def test_every_key_the_trainer_reads_is_in_the_schema():
     assert {"steps", "batch_size", "lr", "front_lr", "lr_decay", "log_every", "eval_every",
-            "checkpoint_every", "grad_clip", "match_warmup", "num_workers", "group_by",
+            "checkpoint_every", "grad_clip", "init", "match_warmup", "num_workers", "group_by",
             "device", "backend", "amp", "compile", "find_unused_parameters"} == set(schema.TRAIN)
     from rcrn.losses import LossConfig
     from rcrn.models.region_cnn import RegionCNN

@@ -270,6 +270,43 @@ def test_vision_language_layers_start_from_a_cross_encoder_checkpoint(tmp_path):
     assert torch.equal(restored.vl.layers[1].linear1.weight, model.vl.layers[1].linear1.weight)
 
 
+def test_train_init_starts_every_weight_from_a_checkpoint(tmp_path):
+    """Fine-tuning (``train.init``): the whole model, the verifier's mark scale and both
+    word tables (by word) come from the checkpoint; a model it does not fit is refused."""
+    problems = mixed_problems(7, 6)
+    vocab = Vocab.build(problems)
+    cfg = {"model": dict(SMALL_CE, verifier=True)}
+    torch.manual_seed(0)
+    source = build_model(cfg, vocab)
+    source.mark_scale.fill_(2.5)
+    path = tmp_path / "pre.pt"
+    save_checkpoint(path, source, vocab, cfg)
+    other = Vocab(["zebra"] + vocab.itos[2:][::-1])
+    torch.manual_seed(1)
+    model = build_model(dict(cfg, train={"init": str(path)}), other)
+    mine, theirs = model.state_dict(), source.state_dict()
+    assert float(model.mark_scale) == 2.5
+    for key, value in theirs.items():
+        if key.endswith("words.embedding.weight"):
+            for word in vocab.itos[2:]:
+                assert torch.equal(mine[key][other.stoi[word]], value[vocab.stoi[word]]), key
+            assert not torch.equal(mine[key][other.stoi["zebra"]], value[1]), key
+        else:
+            assert torch.equal(mine[key], value), key
+    # a restored fine-tuned run does not read the initial checkpoint again
+    save_checkpoint(tmp_path / "tuned.pt", model, other, dict(cfg, train={"init": str(path)}))
+    path.unlink()
+    restored, _, _, _ = load_checkpoint(tmp_path / "tuned.pt")
+    assert torch.equal(restored.verifier.layers[0].linear1.weight,
+                       model.verifier.layers[0].linear1.weight)
+    with pytest.raises(ConfigError, match=r"train.init: checkpoint .*pre.pt does not exist"):
+        build_model(dict(cfg, train={"init": str(path)}), other)
+    save_checkpoint(path, source, vocab, cfg)
+    with pytest.raises(ConfigError,
+                       match=r"train.init: .*pre.pt: its weights do not fit the model: \d+ unk"):
+        build_model({"model": SMALL_CE, "train": {"init": str(path)}}, vocab)
+
+
 def test_a_table3_ablation_is_named_by_its_program_name():
     from rcrn.programs import ABLATIONS, to_text
 
