@@ -1509,10 +1509,24 @@ def _start_table(groups: list[tuple[str, str, list[dict[str, Any]]]]) -> list[st
     return lines + [""]
 
 
+def _stage_table(stages: Sequence[dict[str, Any]]) -> list[str]:
+    """One row per pre-training stage and seed (its ``pretrain.json``)."""
+    if not stages:
+        return []
+    lines = ["Pre-training stages (the runs of the models naming them start from them):", "",
+             "| Stage | Seed | Train size | Steps | Match head start | Time (s) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for st in stages:
+        start = st.get("match_start")
+        lines.append(f"| {st['stage']} | {st['seed']} | {st['train_size']} | {st['steps']} | "
+                     f"{'never' if start is None else start} | {st['wall_time_s']:.0f} |")
+    return lines + [""]
+
+
 def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
-                   notes: Sequence[str] = ()) -> str:
+                   notes: Sequence[str] = (), stages: Sequence[dict[str, Any]] = ()) -> str:
     """summary.md: the mean ± std table, the oracle grounding table, every seed's match
-    head start, claim lines, bucket tables and notes."""
+    head start (and every pre-training stage's), claim lines, bucket tables and notes."""
     groups = _group(results, exp)
     lines = ["# Length generalisation and data efficiency", "",
              f"Experiment: `{exp.source}`. Test split: the whole synthetic test split; "
@@ -1534,7 +1548,8 @@ def format_summary(exp: Experiment, results: Sequence[dict[str, Any]],
         lines.append("| " + " | ".join(cells) + " |")
     if not groups:
         lines.append("| *(no results yet)* |" + " |" * (len(header) - 1))
-    lines += [""] + _oracle_table(groups) + _start_table(groups) + _claim_lines(exp, groups)
+    lines += [""] + _oracle_table(groups) + _start_table(groups) + _stage_table(stages)
+    lines += _claim_lines(exp, groups)
     lines += [""]
     length_subsets = [s for s, spec in exp.subsets.items() if spec["train_subset"]]
     for s in length_subsets or list(exp.subsets)[:1]:
@@ -1711,7 +1726,10 @@ def aggregate(exp: Experiment, out: str | Path,
     plots = [_plot_buckets(exp, groups, "words", files["length"]),
              _plot_buckets(exp, groups, "relations", files["relations"]),
              _plot_train_size(exp, groups, files["train_size"])]
-    summary = format_summary(exp, results, notes + [f"plot {p}" for p in plots])
+    runs = [(r["model"], r["subset"], r["seed"]) for r in results]
+    stages = [_read_json(_pretrain_dir(out, n, k) / "pretrain.json") or {}
+              for n, k in _stages(exp, runs) if _pretrain_state(exp, out, n, k) == "done"]
+    summary = format_summary(exp, results, notes + [f"plot {p}" for p in plots], stages)
     files["summary"].write_text(summary, encoding="utf-8")
     return ExperimentReport([], results, summary,
                             {k: v for k, v in files.items() if v.exists()}, notes)
