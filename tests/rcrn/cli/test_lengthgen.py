@@ -293,6 +293,12 @@ def test_the_packaged_experiment_plans_the_table_2_grid(tmp_path):
     assert (list(quick.models), list(quick.subsets), quick.seeds) == (
         ["rcrn", "cross_encoder"], ["len_words"], [0])
     assert run_config(quick, "rcrn", "len_words", 0)["train"]["steps"] == 1200
+    # its pre-training stage is short and reads the demo's data (nothing more to generate)
+    from rcrn.cli.lengthgen import pretrain_config
+
+    stage = pretrain_config(quick, "ce_short", 0)
+    assert stage["train"]["steps"] == 1200 and stage["data"]["train_subset"] == "len_short"
+    assert (stage["data"]["root"], stage["data"]["per_scene"]) == ("data/synthetic", 8)
 
 
 def test_fraction_keeps_whole_pairs_and_depends_only_on_the_seed():
