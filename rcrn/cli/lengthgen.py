@@ -1092,10 +1092,15 @@ def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
     if full is not None:
         grid, runs = full
         estimate["full_runs"] = len(runs)
+        estimate["full_stages"] = len(_stages(grid, runs))
         estimate["full_seconds"] = round(total(grid, runs), 1)
-        say(f"the full grid: {len(runs)} run(s), about {_duration(estimate['full_seconds'])}"
-            " (from the same probes)")
+        say(f"the full grid: {len(runs)} run(s){_and_stages(estimate['full_stages'])}, about "
+            f"{_duration(estimate['full_seconds'])} (from the same probes)")
     return estimate
+
+
+def _and_stages(count: int | None) -> str:
+    return f" and {count} pre-training stage(s)" if count else ""
 
 
 def _duration(seconds: float) -> str:
@@ -1691,7 +1696,8 @@ def _time_notes(out: Path, results: Sequence[dict[str, Any]]) -> list[str]:
              "(the sum of their wall times)"] if results else []
     estimate = _read_json(out / "time_estimate.json")
     if estimate and "full_seconds" in estimate:
-        notes.append(f"time: the full grid ({estimate['full_runs']} runs) is estimated at "
+        notes.append(f"time: the full grid ({estimate['full_runs']} runs"
+                     f"{_and_stages(estimate.get('full_stages'))}) is estimated at "
                      f"{_duration(estimate['full_seconds'])} on this machine (probe of "
                      f"{estimate['probe_steps']} training steps per model; "
                      "`time_estimate.json`)")

@@ -647,6 +647,7 @@ def test_pretrained_models_fine_tune_from_a_stage_trained_once_per_seed(dataset,
     assert info["steps"] == 3 and info["train_size"] > 0
     assert "pretrain pre" in json.loads((tmp_path / "time_estimate.json").read_text())["probe"]
     assert f"| pre | 0 | {info['train_size']} | 3 | " in report.summary
+    assert "the full grid (4 runs and 1 pre-training stage(s)) is estimated" in report.summary
     start = torch.load(stage / "last.pt", weights_only=True)["model"]
     for o in report.outcomes:
         assert yaml.safe_load((o.path / "config.yaml").read_text())["train"]["init"] == \
