@@ -302,7 +302,7 @@ TRAIN: dict[str, Setting] = {
                             "at the end)", lo=0, default=200),
     "grad_clip": Float("gradient-norm clipping", lo=0, lo_open=True, default=10.0),
     "init": Text("a checkpoint of rcrn train whose weights start the model (fine-tuning: "
-                 "every weight must fit; word rows are copied by word; the optimiser starts "
+                 "every weight must fit; word rows are copied by word; the optimizer starts "
                  "afresh); null: random initialisation", null=True,
                  what="a checkpoint path"),
     "match_warmup": Int("first steps trained on grounding alone (match weight 0)", lo=0,
