@@ -329,7 +329,7 @@ class SyntheticBenchmark:
                 "image_path": str(self.image_path(scene_id)), "target": rec["target"],
                 "entity_objects": rec.get("entity_objects"),
             }
-            objects = rec.get("entity_objects")
+            objects = meta["entity_objects"]
             if objects and [e.head for e in graph.entities] == [e.head for e in gold.entities]:
                 scene = self.scenes[scene_id]["objects"]
                 meta["entity_boxes"] = [list(map(float, scene[k].box)) for k in objects]

@@ -785,14 +785,16 @@ def _pretrain_dir(out: Path, stage: str, seed: int) -> Path:
     return out / "pretrain" / stage / f"seed{seed}"
 
 
-def _pretrain_state(exp: Experiment, out: Path, stage: str, seed: int) -> str:
-    """``"done"`` (``pretrain.json`` of this config and its checkpoint), ``"changed"``
-    (made with another config) or ``"new"``."""
+def _pretrain_state(exp: Experiment, out: Path, stage: str, seed: int
+                    ) -> tuple[str, dict[str, Any] | None]:
+    """``("done", pretrain.json)`` (made with this config, its checkpoint there),
+    ``("changed", pretrain.json)`` (made with another config) or ``("new", None)``."""
     folder = _pretrain_dir(out, stage, seed)
     done = _read_json(folder / "pretrain.json")
     if done is None or not (folder / "last.pt").is_file():
-        return "new"
-    return "done" if _same_run(done.get("key"), _pretrain_key(exp, stage, seed)) else "changed"
+        return "new", None
+    same = _same_run(done.get("key"), _pretrain_key(exp, stage, seed))
+    return ("done" if same else "changed"), done
 
 
 def _train_stage(folder: Path, cfg: dict[str, Any], train: list[Any], progress: bool,
@@ -824,7 +826,7 @@ def _pretrain(exp: Experiment, out: Path, stage: str, seed: int, data: _Data, pr
               say: Callable[[str], None]) -> None:
     """Train pre-training stage ``stage`` for ``seed`` unless it is done with this config;
     its ``last.pt`` is kept (the runs that name it start from it)."""
-    if _pretrain_state(exp, out, stage, seed) == "done":
+    if _pretrain_state(exp, out, stage, seed)[0] == "done":
         return
     t0 = time.time()
     folder = _pretrain_dir(out, stage, seed)
@@ -1168,7 +1170,7 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                 say(f"{run[0]} / {run[1]} / seed {run[2]}: {status}{extra}")
         if dry_run:
             for stage, seed in _stages(exp, plan):
-                state = _pretrain_state(exp, out, stage, seed)
+                state, _ = _pretrain_state(exp, out, stage, seed)
                 say(f"pretrain {stage} / seed {seed}: "
                     + {"new": "to train", "changed": "made with another config"}.get(state,
                                                                                      state))
@@ -1193,7 +1195,7 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
             whole = [(m, s, k) for m in sorted(full.models, key=lambda m: m in full.init_from)
                      for s in full.subsets for k in full.seeds]
             done = [(n, k) for n, k in _stages(exp, to_train)
-                    if _pretrain_state(exp, out, n, k) == "done"]
+                    if _pretrain_state(exp, out, n, k)[0] == "done"]
             estimate = estimate_time(exp, to_train, (full, whole), data, say, done)
             _write_json(out / "time_estimate.json", estimate)
         for i, run in enumerate(plan, 1):
@@ -1733,8 +1735,9 @@ def aggregate(exp: Experiment, out: str | Path,
              _plot_buckets(exp, groups, "relations", files["relations"]),
              _plot_train_size(exp, groups, files["train_size"])]
     runs = [(r["model"], r["subset"], r["seed"]) for r in results]
-    stages = [_read_json(_pretrain_dir(out, n, k) / "pretrain.json") or {}
-              for n, k in _stages(exp, runs) if _pretrain_state(exp, out, n, k) == "done"]
+    stages = [record for state, record in (_pretrain_state(exp, out, n, k)
+                                           for n, k in _stages(exp, runs))
+              if state == "done" and record is not None]
     summary = format_summary(exp, results, notes + [f"plot {p}" for p in plots], stages)
     files["summary"].write_text(summary, encoding="utf-8")
     return ExperimentReport([], results, summary,
