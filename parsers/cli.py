@@ -288,6 +288,9 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
         raise CommandError(f"{out} exists; pass --overwrite to replace it")
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    if args.threshold is not None and not (args.filter and 0 < args.threshold < 1):
+        raise CommandError("--threshold needs --filter and a value between 0 and 1, got "
+                           f"{args.threshold}")
     items = read_factual(args.file, args.limit)
     if not items:
         raise CommandError(f"{args.file}: no caption row")
@@ -296,7 +299,8 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     try:
         style = AnnotationStyle.fit(parser, items, mode, args.min_count, args.share,
                                   source=f"{args.file} ({len(items)} captions, parser "
-                                         f"{args.parser}, {mode} mode)")
+                                         f"{args.parser}, {mode} mode)",
+                                  learn_filter=args.filter, filter_threshold=args.threshold)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -304,9 +308,12 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     counts = style.summary()
     relations = ", ".join(f"{counts['relations'][a]} {a}" for a in ACTIONS)
     attributes = ", ".join(f"{counts['attributes'][a]} {a}" for a in ("keep", "drop"))
+    learned = "" if style.filter is None else (
+        f", and a relation filter (threshold {style.filter.threshold}, "
+        f"{len(style.filter.weights)} feature weights) that decides the drops")
     print(f"wrote {out}: learned from {len(items)} captions, {len(style.relations)} relation "
-          f"rules ({relations}) and {len(style.attributes)} attribute rules ({attributes}); "
-          f"use it with\n  rcrn parse-eval --format factual FILE --style {out}")
+          f"rules ({relations}) and {len(style.attributes)} attribute rules ({attributes})"
+          f"{learned}; use it with\n  rcrn parse-eval --format factual FILE --style {out}")
     return 0
 
 
@@ -400,7 +407,10 @@ def register(subparsers: Any) -> None:
                     "relation for the same two things (beneath -> under), write it the "
                     "other way round, or leave it out; the same for each predicted "
                     "attribute (kept or left out: 'baseball' in 'a baseball player', "
-                    "'many').  The rules are written to --out as "
+                    "'many').  With --filter it also learns which relations the "
+                    "annotators leave out from each relation's context (the words around "
+                    "it, how far its subject is, the caption's length), and that filter "
+                    "decides the drops.  The rules are written to --out as "
                     "JSON; --style FILE applies them in rcrn parse and rcrn parse-eval.  "
                     "Fit on a training split and score on another: a style fitted on the "
                     "captions it is scored on measures memory, not the parser.",
@@ -420,6 +430,13 @@ def register(subparsers: Any) -> None:
     f.add_argument("--share", type=float, default=0.5, metavar="P",
                    help="a change needs at least this share of its key's triples or "
                         "attributes (default: %(default)s)")
+    f.add_argument("--filter", action="store_true",
+                   help="also learn a relation filter (parsers.relation_filter): a "
+                        "logistic regression over each relation's context that decides "
+                        "which relations are dropped, instead of the drop rules")
+    f.add_argument("--threshold", type=float, default=None, metavar="P",
+                   help="with --filter: keep a relation from this probability (default: "
+                        "the threshold with the best cross-fitted triple F1 on FILE)")
     f.add_argument("--limit", type=int, default=None, metavar="N",
                    help="learn from the first N rows only")
     f.add_argument("--parser", default=parsers.DEFAULT_PARSER,

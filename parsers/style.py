@@ -25,8 +25,13 @@ a triple, ``(attribute, head)`` and ``(attribute)`` for an attribute.  A key see
 takes the decision of its most detailed key that has one; a relabelled relation gets the
 phrase the annotators wrote most often for the new key.
 
-:class:`StyledParser` wraps any parser with a style.  In referring mode a language graph
-must stay a tree, so *drop* decisions on relations apply to scene graphs only.  A style is
+A style may also carry a learned :class:`~parsers.relation_filter.RelationFilter`, which
+weighs each relation's context as well and decides the drops instead of the drop rules.
+
+:class:`StyledParser` wraps any parser with a style.  A dropped relation leaves a scene
+graph; a language graph must stay a tree, so there the relation keeps its link between
+the two entities with an empty phrase (as the parser writes a link it cannot name, and as
+:func:`parsers.evaluate.predicted_triples` leaves out).  A style is
 a JSON file (:meth:`AnnotationStyle.save`, :meth:`AnnotationStyle.load`); ``rcrn
 parse-style`` fits one from a FACTUAL-format CSV, and ``--style FILE`` applies it in
 ``rcrn parse`` and ``rcrn parse-eval``.
@@ -51,6 +56,7 @@ from parsers.evaluate import (
     predicted_triples,
     relation_key,
 )
+from parsers.relation_filter import Caption, RelationFilter, scored_relations
 from parsers.scene import SceneGraph
 from rcrn.errors import RcrnError
 from rcrn.structures import LanguageGraph
@@ -114,6 +120,9 @@ class AnnotationStyle:
         phrases: the phrase written for each relation key a rule relabels or flips to.
         min_count, share: the thresholds the rules were fitted with.
         source: what the style was fitted on (free text, for the reader).
+        filter: where the style has one, the learned filter
+            (:class:`parsers.relation_filter.RelationFilter`) that decides which relations
+            are dropped instead of the drop rules.
     """
 
     relations: dict[Key, Decision] = field(default_factory=dict)
@@ -122,19 +131,27 @@ class AnnotationStyle:
     min_count: int = 3
     share: float = 0.5
     source: str = ""
+    filter: RelationFilter | None = None
 
     # ---------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, parser: Any, items: Sequence[FactualItem], mode: str = "referring",
-            min_count: int = 3, share: float = 0.5, source: str = "") -> AnnotationStyle:
+            min_count: int = 3, share: float = 0.5, source: str = "",
+            learn_filter: bool = False,
+            filter_threshold: float | None = None) -> AnnotationStyle:
         """Learn the style of ``items`` (captions with human scene graphs) for ``parser``'s
-        graphs in ``mode``.  Captions the parser rejects are skipped."""
+        graphs in ``mode``, with a :class:`~parsers.relation_filter.RelationFilter`
+        fitted on the relations of the styled graphs when ``learn_filter`` (keeping a
+        relation from probability ``filter_threshold``; by default the threshold
+        :meth:`~parsers.relation_filter.RelationFilter.fit` chooses).  Captions the parser
+        rejects are skipped."""
         if min_count < 1 or not 0 < share <= 1:
             raise ValueError(f"min_count must be >= 1 and share in (0, 1], got "
                              f"{min_count} and {share}")
         counts: dict[Key, Counter[Decision]] = defaultdict(Counter)
         attribute_counts: dict[Key, Counter[Decision]] = defaultdict(Counter)
         written: dict[str, Counter[str]] = defaultdict(Counter)
+        parsed = []
         for item in items:
             for key, phrase in item.phrases:
                 written[key][phrase] += 1
@@ -142,6 +159,8 @@ class AnnotationStyle:
                 graph = parser.parse(item.text, mode=mode)
             except ParseError:
                 continue
+            if learn_filter:
+                parsed.append((graph, item.triples))
             for triple in predicted_triples(graph):
                 decision = _label(triple, item.triples)
                 for key in _keys(*triple):
@@ -157,6 +176,10 @@ class AnnotationStyle:
         targets = {d.relation for d in style.relations.values() if d.relation}
         style.phrases = {k: _most_common(written[k]) if written[k] else k
                          for k in sorted(targets)}
+        if learn_filter:
+            style.filter = RelationFilter.fit([
+                Caption([(t, f) for _, t, f in scored_relations(style._apply(g, drops=False))],
+                        gold) for g, gold in parsed], threshold=filter_threshold)
         return style
 
     def _decide(self, counts: dict[Key, Counter[Decision]]) -> dict[Key, Decision]:
@@ -183,33 +206,46 @@ class AnnotationStyle:
         return _look_up(self.attributes, _keys(head, attribute, ""))
 
     def apply(self, graph: LanguageGraph | SceneGraph) -> LanguageGraph | SceneGraph:
-        """A copy of ``graph`` with its relations and attributes written in this style (a
-        language graph's relations are relabelled or flipped, never dropped: it stays a
-        tree)."""
+        """A copy of ``graph`` with its relations and attributes written in this style.
+
+        A dropped relation (by the drop rules, or by :attr:`filter` where the style has
+        one) leaves a scene graph; in a language graph it stays the tree's link between
+        its two entities with an empty phrase, as the parser writes a link it cannot
+        name, so the graph stays a tree."""
+        return self._apply(graph, drops=True)
+
+    def _apply(self, graph: LanguageGraph | SceneGraph,
+               drops: bool) -> LanguageGraph | SceneGraph:
         scene = isinstance(graph, SceneGraph)
         heads = [head_key(e.head or e.text) for e in graph.entities]
         entities = [self._entity(e, h, scene) for e, h in zip(graph.entities, heads)]
-        relations = []          # (relation, whether the style changed it)
+        relations = []          # (relation, whether the style changed it, whether it drops)
         for rel in graph.relations:
             r = relation_key(rel.text)
             d = Decision("keep")
             if r and not names_absence(rel.text, graph.entities[rel.object].text):
                 d = self.decision(heads[rel.subject], r, heads[rel.object])
-            if d.action == "drop" and scene:
-                continue
             if d.action in ("relabel", "flip"):
                 subj, obj = (rel.object, rel.subject) if d.action == "flip" else \
                     (rel.subject, rel.object)
                 rel = replace(rel, subject=subj, object=obj,
                               text=self.phrases.get(d.relation, d.relation))
-            relations.append((rel, d.relation != ""))
+            relations.append((rel, d.relation != "", d.action == "drop"))
+        if drops and self.filter is not None:        # the filter decides instead
+            styled = replace(graph, relations=[r for r, _, _ in relations])
+            dropped = {id(rel) for rel, _, features in scored_relations(styled)
+                       if not self.filter.keeps(features)}
+            relations = [(rel, changed, id(rel) in dropped) for rel, changed, _ in relations]
         if not scene:
-            return LanguageGraph(graph.tokens, entities, [r for r, _ in relations],
+            return LanguageGraph(graph.tokens, entities,
+                                 [replace(r, text="", span=(r.span[0], r.span[0]))
+                                  if drop and drops else r for r, _, drop in relations],
                                  graph.root, graph.text)
 
         def key(r: Any) -> tuple[int, str, int]:
             return r.subject, relation_key(r.text), r.object
 
+        relations = [(r, changed) for r, changed, drop in relations if not (drop and drops)]
         # a scene graph may relate two things twice, but not by the same relation
         seen = {key(r) for r, changed in relations if not changed}
         out = []
@@ -249,7 +285,8 @@ class AnnotationStyle:
         return {"format": FORMAT, "version": 1, "source": self.source,
                 "min_count": self.min_count, "share": self.share,
                 "phrases": dict(sorted(self.phrases.items())), "relations": rules,
-                "attributes": attributes}
+                "attributes": attributes,
+                **({"filter": self.filter.to_dict()} if self.filter else {})}
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "style") -> AnnotationStyle:
@@ -297,8 +334,11 @@ class AnnotationStyle:
             min_count, share = int(d.get("min_count", 3)), float(d.get("share", 0.5))
         except (TypeError, ValueError) as exc:
             raise StyleError(f"{where}: min_count and share must be numbers") from exc
+        learned = d.get("filter")
         return cls(rules, attributes, dict(phrases), min_count, share,
-                   str(d.get("source", "")))
+                   str(d.get("source", "")),
+                   None if learned is None else
+                   RelationFilter.from_dict(learned, f"{where}.filter", StyleError))
 
     def save(self, path: str | Path) -> Path:
         """Write the style as JSON (atomically: a reader sees the old file or the new)."""

@@ -101,12 +101,13 @@ def test_a_flip_swaps_subject_and_object_in_both_modes(rule, tmp_path):
     assert isinstance(tree, LanguageGraph) and tree.root == 0   # still the plate's tree
 
 
-def test_drops_apply_to_scene_graphs_only(style, rule):
+def test_a_drop_empties_a_trees_relation_and_leaves_a_scene_graph(style, rule):
     styled = StyledParser(rule, style)
     tree = styled.parse("a woman holding a phone")
-    assert isinstance(tree, LanguageGraph)
+    assert isinstance(tree, LanguageGraph) and tree.root == 0
     assert len(tree.relations) == tree.num_entities - 1       # a tree keeps its edges
-    assert predicted_triples(tree) == predicted_triples(rule.parse("a woman holding a phone"))
+    assert [(r.subject, r.text, r.object) for r in tree.relations] == [(0, "", 1)]
+    assert predicted_triples(tree) == set()
     scene = styled.parse("a woman holding a phone", mode="scene")
     assert isinstance(scene, SceneGraph) and scene.relations == []
     assert [e.head for e in scene.entities] == ["woman", "phone"]   # entities stay
