@@ -24,9 +24,10 @@ Before training, the time of the runs and of the full grid is estimated from a
 short probe of every model and printed (and given in summary.md).
 
 key=value overrides: keys starting with an experiment key (models., subsets.,
-seeds, keep_checkpoints, buckets., claim.) change the experiment config; any
-other key (train.steps=100, data.root=...) is applied to every run's training
-config."""
+seeds, keep_checkpoints, buckets., claim., pretrain.) change the experiment
+config; any other key (train.steps=100, data.root=...) is applied to every run's
+training config and under every pre-training stage's entry (a stage's own
+settings win: pretrain.ce_short.train.steps=5000 sets its steps)."""
 
 EPILOG = """\
 Examples:
