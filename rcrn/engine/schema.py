@@ -291,8 +291,9 @@ TRAIN: dict[str, Setting] = {
     "batch_size": Int("problems per step (the global batch under torchrun)", lo=1,
                       default=64),
     "lr": Float("Adam's learning rate", lo=0, lo_open=True, default=5e-4),
-    "front_lr": Float("learning rate of the UNITER front end's parameters (the release's "
-                      "SOLVER.UNITER_LR; null: train.lr)", lo=0, lo_open=True, null=True),
+    "front_lr": Float("learning rate of the front end's parameters (the UNITER encoder, "
+                      "the release's SOLVER.UNITER_LR, or RCRN-VL's vision-language "
+                      "layers; null: train.lr)", lo=0, lo_open=True, null=True),
     "lr_decay": Choice("learning-rate schedule over train.steps", ("none", "cosine"),
                        null=True, default="none"),
     "log_every": Int("steps between lines of metrics.jsonl", lo=1, default=50),

@@ -711,14 +711,15 @@ def problems_digest(problems: Sequence[GroundingProblem]) -> str:
 
 
 def parameter_groups(model: nn.Module, train: schema.Section) -> list[dict[str, Any]]:
-    """Adam's parameter groups: the UNITER front end's at ``train.front_lr`` (the release's
-    ``SOLVER.UNITER_LR``) when set, everything else at ``train.lr``.  Each group's
-    ``scale`` is its rate over ``train.lr``; the schedule multiplies it."""
+    """Adam's parameter groups: the front end's (the UNITER encoder, or RCRN-VL's
+    vision-language layers) at ``train.front_lr`` (the release's ``SOLVER.UNITER_LR``) when
+    set, everything else at ``train.lr``.  Each group's ``scale`` is its rate over
+    ``train.lr``; the schedule multiplies it."""
     lr, front_lr = float(train.lr), train.front_lr
-    uniter = getattr(model, "uniter", None)
-    if front_lr is None or uniter is None:
+    encoder = getattr(model, "uniter", None) or getattr(model, "vl", None)
+    if front_lr is None or encoder is None:
         return [{"params": list(model.parameters()), "lr": lr, "scale": 1.0}]
-    front = {id(p) for p in uniter.parameters()}
+    front = {id(p) for p in encoder.parameters()}
     return [{"params": [p for p in model.parameters() if id(p) in front],
              "lr": float(front_lr), "scale": float(front_lr) / lr},
             {"params": [p for p in model.parameters() if id(p) not in front],

@@ -337,3 +337,22 @@ def test_mismatched_sizes_in_a_vl_checkpoint_are_named(tmp_path):
     cfg = dict(SMALL_RCRN, vl=dict(layers=1, dim=64, init=str(tmp_path / "ce.pt")))
     with pytest.raises(ConfigError, match="shape"):
         build_model({"model": cfg}, vocab)
+
+
+def test_front_lr_gives_rcrn_vl_its_vision_language_layers_own_learning_rate():
+    from rcrn.engine.schema import section
+    from rcrn.engine.trainer import parameter_groups
+
+    vocab = Vocab.build(mixed_problems(5, 2))
+    model = build_model({"model": dict(SMALL_RCRN, vl={"layers": 1, "dim": 16, "heads": 2,
+                                                        "ff": 32})}, vocab)
+    front, rest = parameter_groups(model, section({"train": {"lr": 1e-3, "front_lr": 1e-4}},
+                                                  "train"))
+    assert {id(p) for p in front["params"]} == {id(p) for p in model.vl.parameters()}
+    assert front["lr"] == 1e-4 and front["scale"] == pytest.approx(0.1)
+    # the projections RCRN reads the layers through are new: they train at train.lr
+    assert {id(p) for p in model.vl_words.parameters()} <= {id(p) for p in rest["params"]}
+    assert len(front["params"]) + len(rest["params"]) == len(list(model.parameters()))
+    (only,) = parameter_groups(build_model({"model": SMALL_RCRN}, vocab),
+                               section({"train": {"lr": 1e-3, "front_lr": 1e-4}}, "train"))
+    assert only["lr"] == 1e-3          # a model without a front end has one group
