@@ -73,24 +73,24 @@ def relation_features(graph: Any, rel: Any, heads: Sequence[str]) -> list[str]:
     lo, hi = sorted((subject[1], start))
     between = tokens[lo:hi]
     after_object = tokens[obj[1]] if obj[1] < len(tokens) else "$"
-    gap = _bucket(start - subject[1])
+    gap, length, written = _bucket(start - subject[1]), _bucket(len(tokens) // 3), start < end
     shared_subject = _bucket(sum(1 for x in graph.relations if x.subject == rel.subject))
+    shared_object = _bucket(sum(1 for x in graph.relations if x.object == rel.object))
+    entity = graph.entities[rel.subject]
+    modified = bool(getattr(entity, "attributes", None) or getattr(entity, "modifiers", None))
     features = [
         "bias", f"r={r}", f"r,o={r},{o}", f"r,s={r},{s}", f"s,r,o={s},{r},{o}", f"s={s}",
         f"o={o}", f"first={rel.subject == 0}", f"object first={rel.object == 0}",
         f"gap={gap}", f"r,gap={r},{gap}", f"object gap={_bucket(obj[0] - end)}",
-        f"written={start < end}", f"between={_bucket(len(between))}",
+        f"written={written}", f"between={_bucket(len(between))}",
         f"before={tokens[start - 1] if start > 0 else '^'}", f"after={after_object}",
         f"r,after={r},{after_object}", f"opens={tokens[0] if tokens else ''}",
-        f"length={_bucket(len(tokens) // 3)}", f"relations={_bucket(len(graph.relations))}",
+        f"length={length}", f"relations={_bucket(len(graph.relations))}",
         f"subject relations={shared_subject}", f"r,subject relations={r},{shared_subject}",
-        f"object relations={_bucket(sum(1 for x in graph.relations if x.object == rel.object))}",
-        f"subject first={subject[0] < start}",
-        f"subject modified={bool(getattr(graph.entities[rel.subject], 'attributes', None) or getattr(graph.entities[rel.subject], 'modifiers', None))}",  # noqa: E501
+        f"object relations={shared_object}", f"subject first={subject[0] < start}",
+        f"subject modified={modified}", f"r,length={r},{length}",
+        f"gap,length={gap},{length}", f"written,length={written},{length}",
     ]
-    length = _bucket(len(tokens) // 3)
-    features += [f"r,length={r},{length}", f"gap,length={gap},{length}",
-                 f"written,length={start < end},{length}"]
     features += sorted(f"between {w}" for w in set(between) & _BETWEEN)
     return features
 
