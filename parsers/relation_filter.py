@@ -32,7 +32,7 @@ import torch
 from parsers.evaluate import Triple, head_key, names_absence, relation_key
 from parsers.scene import SceneGraph
 
-__all__ = ["RelationFilter", "relation_features", "THRESHOLDS"]
+__all__ = ["Caption", "RelationFilter", "THRESHOLDS", "relation_features", "scored_relations"]
 
 #: the thresholds a filter's fit chooses from (probability that a relation is written)
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 13))
