@@ -95,17 +95,17 @@ def relation_features(graph: Any, rel: Any, heads: Sequence[str]) -> list[str]:
     return features
 
 
-def scored_relations(graph: Any) -> list[tuple[Any, Triple, list[str]]]:
-    """``(relation, triple, features)`` of every relation of ``graph`` that has a triple
+def scored_relations(graph: Any) -> list[tuple[int, Triple, list[str]]]:
+    """``(index, triple, features)`` of every relation of ``graph`` that has a triple
     (:func:`parsers.evaluate.predicted_triples` leaves the others out: they are kept
     whatever a filter says)."""
     heads = [head_key(e.head or e.text) for e in graph.entities]
     out = []
-    for rel in graph.relations:
+    for i, rel in enumerate(graph.relations):
         r = relation_key(rel.text)
         s, o = heads[rel.subject], heads[rel.object]
         if r and s and o and not names_absence(rel.text, graph.entities[rel.object].text):
-            out.append((rel, (s, r, o), relation_features(graph, rel, heads)))
+            out.append((i, (s, r, o), relation_features(graph, rel, heads)))
     return out
 
 

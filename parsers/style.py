@@ -230,22 +230,23 @@ class AnnotationStyle:
                     (rel.subject, rel.object)
                 rel = replace(rel, subject=subj, object=obj,
                               text=self.phrases.get(d.relation, d.relation))
-            relations.append((rel, d.relation != "", d.action == "drop"))
+            relations.append((rel, d.relation != "", drops and d.action == "drop"))
         if drops and self.filter is not None:        # the filter decides instead
             styled = replace(graph, relations=[r for r, _, _ in relations])
-            dropped = {id(rel) for rel, _, features in scored_relations(styled)
+            dropped = {i for i, _, features in scored_relations(styled)
                        if not self.filter.keeps(features)}
-            relations = [(rel, changed, id(rel) in dropped) for rel, changed, _ in relations]
+            relations = [(rel, changed, i in dropped)
+                         for i, (rel, changed, _) in enumerate(relations)]
         if not scene:
             return LanguageGraph(graph.tokens, entities,
-                                 [replace(r, text="", span=(r.span[0], r.span[0]))
-                                  if drop and drops else r for r, _, drop in relations],
+                                 [replace(r, text="", span=(r.span[0], r.span[0])) if drop
+                                  else r for r, _, drop in relations],
                                  graph.root, graph.text)
 
         def key(r: Any) -> tuple[int, str, int]:
             return r.subject, relation_key(r.text), r.object
 
-        relations = [(r, changed) for r, changed, drop in relations if not (drop and drops)]
+        relations = [(r, changed) for r, changed, drop in relations if not drop]
         # a scene graph may relate two things twice, but not by the same relation
         seen = {key(r) for r, changed in relations if not changed}
         out = []
