@@ -716,7 +716,9 @@ def parameter_groups(model: nn.Module, train: schema.Section) -> list[dict[str, 
     set, everything else at ``train.lr``.  Each group's ``scale`` is its rate over
     ``train.lr``; the schedule multiplies it."""
     lr, front_lr = float(train.lr), train.front_lr
-    encoder = getattr(model, "uniter", None) or getattr(model, "vl", None)
+    encoder = getattr(model, "uniter", None)
+    if encoder is None:
+        encoder = getattr(model, "vl", None)
     if front_lr is None or encoder is None:
         return [{"params": list(model.parameters()), "lr": lr, "scale": 1.0}]
     front = {id(p) for p in encoder.parameters()}
