@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from parsers.evaluate import Triple, head_key, names_absence, relation_key
+from parsers.evaluate import Triple, head_key, names_absence, relation_key, score_sets
 from parsers.scene import SceneGraph
 
 __all__ = ["Caption", "RelationFilter", "THRESHOLDS", "relation_features", "scored_relations"]
@@ -150,18 +150,17 @@ class RelationFilter:
             return cls(weights, threshold)
         order = torch.randperm(len(captions), generator=torch.Generator().manual_seed(seed))
         halves = ([captions[i] for i in order[0::2]], [captions[i] for i in order[1::2]])
-        probabilities: list[list[float]] = []
+        held_out: list[Caption] = []
+        scored: list[float] = []
         for train, held in ((halves[0], halves[1]), (halves[1], halves[0])):
             half = cls(_fit_weights(train, epochs, seed))
-            probabilities.append([half.probability(f) for c in held for _, f in c.relations])
-        held_out = list(halves[1]) + list(halves[0])
-        scored = [p for ps in probabilities for p in ps]
+            held_out += held
+            scored += [half.probability(f) for c in held for _, f in c.relations]
         return cls(weights, max(THRESHOLDS, key=lambda t: (_f1(held_out, scored, t), -t)))
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold,
-                "weights": {f: w for f, w in sorted(self.weights.items())}}
+        return {"threshold": self.threshold, "weights": dict(sorted(self.weights.items()))}
 
     @classmethod
     def from_dict(cls, d: Any, where: str, error: type[Exception]) -> RelationFilter:
@@ -217,10 +216,5 @@ def _f1(captions: Sequence[Caption], probabilities: Sequence[float], threshold: 
     """Micro triple F1 of ``captions`` keeping the relations whose probability (in the
     order of the captions' relations) reaches ``threshold``."""
     it = iter(probabilities)
-    tp = predicted = gold = 0
-    for c in captions:
-        kept = {t for t, _ in c.relations if next(it) >= threshold}
-        tp += len(kept & c.gold)
-        predicted += len(kept)
-        gold += len(c.gold)
-    return 2 * tp / (predicted + gold) if predicted + gold else 0.0
+    kept = [{t for t, _ in c.relations if next(it) >= threshold} for c in captions]
+    return score_sets(kept, [c.gold for c in captions])["f1"]
