@@ -396,6 +396,18 @@ def _add_paragraph_relation(scene: _Scene, g: LanguageGraph, r: Relation,
     scene.add_relation(subject, r, obj, offset)
 
 
+def _whole_of(scene: _Scene, part: int, agrees: Callable[[int], bool]) -> int:
+    """The thing that has ``part`` where one agreeing with the determiner does (``a pitcher,
+    its surface gleaming and its handle curved``: the second ``its`` is the pitcher, not
+    its surface), else ``part``."""
+    from parsers.conventions import HAS  # conventions imports this module
+
+    for r in scene.relations:
+        if r.object == part and r.text == HAS and agrees(r.subject):
+            return r.subject
+    return part
+
+
 def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset: int,
                  added: int) -> None:
     """Give each thing named after a possessive determiner (``its head``) to its owner
@@ -424,6 +436,12 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
                              mapped.get(g.root, -1), starts, owner_agrees, scene.subject)
         if owner < 0:
             continue
+        part = owner
+        owner = _whole_of(scene, part, lambda k: owner_agrees(POSSESSIVE_PRONOUNS[words[0]], k))
+        if owner != part:  # `its head ..., and its body`: the body is not the head's
+            scene.relations[added:] = [q for q in scene.relations[added:]
+                                       if (q.subject, q.text, q.object) != (part, HAS, target)]
+            scene.edges.discard((part, HAS, target))
         if lexicon_form(_last_word(e.head), SELF_NOUNS):
             scene.aliases[target] = owner  # `its white structure`: the owner itself
             continue

@@ -102,6 +102,15 @@ def test_a_possessive_in_a_later_sentence_finds_the_previous_subject(rule):
     assert ("sailboat", "has", "mast") in _triples(g)
 
 
+def test_a_possessive_after_a_possessed_part_names_the_same_owner(rule):
+    # the nearest thing before the second `its` is the zebra's head, itself the zebra's
+    g = rule.parse("A zebra stands in the grass. Its head is lowered, and its body is "
+                   "covered in stripes.", mode="scene")
+    triples = _triples(g)
+    assert {("zebra", "has", "head"), ("zebra", "has", "body")} <= triples
+    assert ("head", "has", "body") not in triples
+
+
 def test_clothing_of_a_person_after_a_possessive_is_worn(rule):
     g = rule.parse("A man stands by the barn. His straw hat is old.", mode="scene")
     assert ("man", "wearing", "hat") in _triples(g)
