@@ -35,6 +35,7 @@ Examples:
   rcrn lengthgen --quick                                  # its reduced grid
   rcrn lengthgen --config my.yaml --out runs/lg --models rcrn --seeds 0
   rcrn lengthgen --out runs/lg --dry-run                  # what is done / still to train
+  rcrn lengthgen --out runs/lengthgen --jobs 2            # two runs at a time
   rcrn lengthgen --out runs/lg train.steps=200 keep_checkpoints=false"""
 
 
@@ -64,6 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="list the runs and whether each is done, to train or changed")
     p.add_argument("--aggregate-only", action="store_true",
                    help="train nothing; rebuild results.csv, summary.md and the plots")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="train N runs (and pre-training stages) at a time, each in a process "
+                        "of its own with cpu_count // N threads; a run waits for the stage and "
+                        "the run it starts from (default: 1, one after the other in this "
+                        "process, with progress bars)")
     p.add_argument("--quiet", action="store_true", help="no training progress bars")
     p.add_argument("overrides", nargs="*", help="key=value overrides")
 
@@ -95,7 +101,7 @@ def _lengthgen(args: argparse.Namespace) -> int:
                             models=models, subsets=subsets, seeds=seeds,
                             rerun_changed=args.rerun_changed, progress=not args.quiet,
                             dry_run=args.dry_run, aggregate_only=args.aggregate_only,
-                            quick=args.quick)
+                            quick=args.quick, jobs=args.jobs)
     if args.dry_run:
         return 0
     print()

@@ -77,6 +77,7 @@ from rcrn.engine.config import (
     merge,
     read_yaml,
 )
+from rcrn.errors import RcrnError
 
 __all__ = [
     "Experiment",
@@ -1037,9 +1038,11 @@ def _probe(cfg: dict[str, Any], train: list[Any], test: list[Any]) -> dict[str, 
 def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
                   full: tuple[Experiment, Sequence[tuple[str, str, int]]] | None,
                   data: _Data, say: Callable[[str], None],
-                  pretrained: Iterable[tuple[str, int]] = ()) -> dict[str, Any]:
+                  pretrained: Iterable[tuple[str, int]] = (), jobs: int = 1) -> dict[str, Any]:
     """The wall time of ``plan`` and of the ``full`` grid (the config's every run, when
-    ``plan`` is ``--quick``'s or what is left to train).
+    ``plan`` is ``--quick``'s or what is left to train), one task after the other and
+    ``jobs`` at a time (:func:`makespan`; a worker's threads are taken to train as fast
+    as the probe's).
 
     Each model's training step and prediction are probed on the first subset it trains
     on, and each pre-training stage's step on its data; a run's time is its steps times
@@ -1073,31 +1076,41 @@ def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
             data_s += time.time() - t
             probes[f"pretrain {stage}"] = _probe(cfg, train, test)
 
-    def total(grid: Experiment, runs: Sequence[tuple[str, str, int]],
-              done: Iterable[tuple[str, int]] = ()) -> float:
-        seconds = data_s
-        for model, subset, seed in runs:
-            probe = probes[model]
-            steps = schema.section(run_config(grid, model, subset, seed), "train").steps
-            seconds += steps * probe["step_s"] + test_size * probe["item_s"]
-        for stage, seed in set(_stages(grid, runs)) - set(done):
-            steps = schema.section(pretrain_config(grid, stage, seed), "train").steps
-            seconds += steps * probes[f"pretrain {stage}"]["step_s"]
-        return seconds
+    def times(grid: Experiment, runs: Sequence[tuple[str, str, int]],
+              done: Iterable[tuple[str, int]] = ()) -> tuple[float, float]:
+        """(one task after the other, ``jobs`` at a time) in seconds."""
+        needs = _task_graph(grid, runs, done)
+        seconds = {}
+        for task in needs:
+            if task[0] == "pretrain":
+                steps = schema.section(pretrain_config(grid, task[1], task[2]), "train").steps
+                seconds[task] = steps * probes[f"pretrain {task[1]}"]["step_s"]
+            else:
+                probe = probes[task[1]]
+                steps = schema.section(run_config(grid, *task[1:]), "train").steps
+                seconds[task] = steps * probe["step_s"] + test_size * probe["item_s"]
+        return data_s + sum(seconds.values()), data_s + makespan(needs, seconds, jobs)
 
-    estimate = {"runs": len(plan), "seconds": round(total(exp, plan, pretrained), 1),
+    def at_a_time(seconds: float) -> str:
+        return f" ({jobs} at a time: about {_duration(seconds)})" if jobs > 1 else ""
+
+    one, parallel = times(exp, plan, pretrained)
+    estimate = {"runs": len(plan), "seconds": round(one, 1), "jobs": jobs,
+                "jobs_seconds": round(parallel, 1),
                 "probe": {m: {k: round(v, 4) for k, v in p.items()} for m, p in probes.items()},
                 "probe_steps": PROBE_STEPS}
-    say(f"time estimate: {len(plan)} run(s), about {_duration(estimate['seconds'])} "
+    say(f"time estimate: {len(plan)} run(s), about {_duration(one)}{at_a_time(parallel)} "
         f"(per model, s/step: " + ", ".join(f"{m} {p['step_s']:.2f}" for m, p in
                                             probes.items()) + ")")
     if full is not None:
         grid, runs = full
+        one, parallel = times(grid, runs)
         estimate["full_runs"] = len(runs)
         estimate["full_stages"] = len(_stages(grid, runs))
-        estimate["full_seconds"] = round(total(grid, runs), 1)
+        estimate["full_seconds"] = round(one, 1)
+        estimate["full_jobs_seconds"] = round(parallel, 1)
         say(f"the full grid: {len(runs)} run(s){_and_stages(estimate['full_stages'])}, about "
-            f"{_duration(estimate['full_seconds'])} (from the same probes)")
+            f"{_duration(one)}{at_a_time(parallel)} (from the same probes)")
     return estimate
 
 
@@ -1114,7 +1127,7 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                    overrides: Sequence[str] = (), models: Sequence[str] | None = None,
                    subsets: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
                    rerun_changed: bool = False, progress: bool = True, dry_run: bool = False,
-                   aggregate_only: bool = False, quick: bool = False,
+                   aggregate_only: bool = False, quick: bool = False, jobs: int = 1,
                    log: Callable[[str], None] | None = None) -> ExperimentReport:
     """Train and evaluate every selected (model, subset, seed), then aggregate.
 
@@ -1131,6 +1144,9 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
         dry_run: only report what would be trained.
         aggregate_only: train nothing; rebuild the CSV, summary and plots.
         quick: run the config's ``quick`` grid (:meth:`Experiment.reduced`) instead.
+        jobs: train this many runs (and pre-training stages) at a time, each in a
+            process of its own with ``cpu_count // jobs`` threads; a run starts once the
+            stage and the run it starts from are trained (:func:`_train_in_parallel`).
         log: where progress lines go (default: print).
 
     Before training, the time of the runs to train and of the config's full grid is
@@ -1145,6 +1161,8 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
             runs without ``rerun_changed``.
     """
     say = log or (lambda s: print(s, flush=True))
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"jobs must be a whole number >= 1, got {jobs!r}")
     exp = config if isinstance(config, Experiment) else load_experiment(config, overrides)
     full = exp
     if quick:
@@ -1196,8 +1214,9 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                      for s in full.subsets for k in full.seeds]
             done = [(n, k) for n, k in _stages(exp, to_train)
                     if _pretrain_state(exp, out, n, k)[0] == "done"]
-            estimate = estimate_time(exp, to_train, (full, whole), data, say, done)
+            estimate = estimate_time(exp, to_train, (full, whole), data, say, done, jobs)
             _write_json(out / "time_estimate.json", estimate)
+        queue: list[tuple[int, tuple[str, str, int]]] = []
         for i, run in enumerate(plan, 1):
             state, key, old = states[run]
             head = f"[{i}/{len(plan)}] {run[0]} / {run[1]} / seed {run[2]}"
@@ -1213,19 +1232,177 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
                 continue
             if state == "changed":
                 say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
-            if run[0] in exp.pretrained:
-                _pretrain(exp, out, exp.pretrained[run[0]], run[2], data, progress, say)
-            cfg = run_config(exp, *run)
-            say(f"{head}: training ({schema.section(cfg, 'train').steps} steps)")
-            result = _train_run(exp, out, *run, key, data, progress, say)
-            say(f"{head}: {result['train_size']} training problems, "
-                f"{result['wall_time_s']:.0f} s; "
+            queue.append((i, run))
+        train_runs = _train_in_parallel if jobs > 1 and queue else _train_in_turn
+        for i, run, result in train_runs(exp, out, queue, states, len(plan), jobs, data,
+                                         progress, say):
+            say(f"[{i}/{len(plan)}] {run[0]} / {run[1]} / seed {run[2]}: "
+                f"{result['train_size']} training problems, {result['wall_time_s']:.0f} s; "
                 + "; ".join(_fmt_part(result, p) for p in ("in_distribution",
                                                            "out_of_distribution")))
-            outcomes.append(RunOutcome(*run, status="trained", path=path, result=result))
+            outcomes.append(RunOutcome(*run, status="trained", path=_run_dir(out, *run),
+                                       result=result))
+        position = {run: i for i, run in enumerate(plan)}
+        outcomes.sort(key=lambda o: position[(o.model, o.subset, o.seed)])
     report = aggregate(exp, out, extra_runs=plan)
     report.outcomes = outcomes
     return report
+
+
+Queue = Sequence[tuple[int, tuple[str, str, int]]]
+Trained = Iterable[tuple[int, tuple[str, str, int], dict[str, Any]]]
+
+
+def _train_in_turn(exp: Experiment, out: Path, queue: Queue, states: dict[Any, Any],
+                   count: int, jobs: int, data: _Data, progress: bool,
+                   say: Callable[[str], None]) -> Trained:
+    """Train the runs of ``queue`` (plan position, run) one after the other in this
+    process, each after the pre-training stage it starts from; yield each result."""
+    for i, run in queue:
+        if run[0] in exp.pretrained:
+            _pretrain(exp, out, exp.pretrained[run[0]], run[2], data, progress, say)
+        cfg = run_config(exp, *run)
+        say(f"[{i}/{count}] {run[0]} / {run[1]} / seed {run[2]}: training "
+            f"({schema.section(cfg, 'train').steps} steps)")
+        yield i, run, _train_run(exp, out, *run, states[run][1], data, progress, say)
+
+
+Task = tuple[Any, ...]
+
+
+def _task_graph(exp: Experiment, runs: Sequence[tuple[str, str, int]],
+                stages_done: Iterable[tuple[str, int]] = ()) -> dict[Task, set[Task]]:
+    """The tasks that train ``runs``, in order, each with the tasks it waits for:
+    ``("pretrain", stage, seed)`` for each pre-training stage they start from (less
+    ``stages_done``), then ``("run", model, subset, seed)`` for each run, after its stage
+    and, for a model initialised from another (``init_from``), after that model's run
+    when it is among ``runs``."""
+    needs: dict[Task, set[Task]] = {}
+    done = set(stages_done)
+    for stage, seed in _stages(exp, runs):
+        if (stage, seed) not in done:
+            needs[("pretrain", stage, seed)] = set()
+    wanted = set(runs)
+    for model, subset, seed in runs:
+        deps = set()
+        if model in exp.pretrained and ("pretrain", exp.pretrained[model], seed) in needs:
+            deps.add(("pretrain", exp.pretrained[model], seed))
+        source = exp.init_from.get(model)
+        if source is not None and (source, subset, seed) in wanted:
+            deps.add(("run", source, subset, seed))
+        needs[("run", model, subset, seed)] = deps
+    return needs
+
+
+def makespan(needs: dict[Task, set[Task]], seconds: dict[Task, float], jobs: int) -> float:
+    """The wall time of the tasks of ``needs`` (each taking ``seconds[task]``) when
+    ``jobs`` of them run at a time and a task starts, in the order of ``needs``, as soon as
+    a worker is free and the tasks it waits for are finished (how
+    :func:`_train_in_parallel` schedules them)."""
+    pending = dict(needs)
+    running: list[tuple[float, Task]] = []
+    finished: set[Task] = set()
+    now = 0.0
+    while pending or running:
+        for task in [t for t, deps in pending.items() if deps <= finished]:
+            if len(running) == jobs:
+                break
+            del pending[task]
+            running.append((now + seconds[task], task))
+        if not running:
+            raise ValueError("makespan: tasks wait for tasks that are not given")
+        running.sort(key=lambda x: x[0])
+        now, task = running.pop(0)
+        finished.add(task)
+    return now
+
+
+_worker_data: _Data | None = None
+
+
+def _job(exp: Experiment, out: Path, task: tuple[Any, ...], key: dict[str, Any] | None,
+         threads: int) -> dict[str, Any] | None:
+    """One task of :func:`_train_in_parallel`, in a worker process: ``("pretrain",
+    stage, seed)`` or ``("run", model, subset, seed)``.  The worker keeps the problems it
+    read for its next tasks."""
+    import torch
+
+    global _worker_data
+    torch.set_num_threads(threads)
+    name = " / ".join(str(x) for x in task[1:])
+
+    def say(line: str) -> None:
+        print(f"  ({name}) {line.strip()}", flush=True)
+
+    if _worker_data is None:
+        _worker_data = _Data(False, say)
+    _worker_data.say = say
+    if task[0] == "pretrain":
+        _pretrain(exp, out, task[1], task[2], _worker_data, False, say)
+        return None
+    return _train_run(exp, out, *task[1:], key, _worker_data, False, say)
+
+
+def _train_in_parallel(exp: Experiment, out: Path, queue: Queue, states: dict[Any, Any],
+                       count: int, jobs: int, data: _Data, progress: bool,
+                       say: Callable[[str], None]) -> Trained:
+    """Train the runs of ``queue`` ``jobs`` at a time in worker processes (started
+    afresh, ``cpu_count // jobs`` threads each) and yield each result as it finishes.
+
+    The pre-training stages the runs start from are tasks of their own; a run is started
+    once its stage and the run it is initialised from (``init_from``, when that run is in
+    the queue) are trained.  When a task fails, nothing more is started, the running ones
+    finish (their results are kept) and the failure is raised; an interrupted run resumes
+    from its checkpoint next time, as in turn."""
+    import multiprocessing
+    import os
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    runs = [run for _, run in queue]
+    position = {run: i for i, run in queue}
+    needs = _task_graph(exp, runs, [(n, k) for n, k in _stages(exp, runs)
+                                    if _pretrain_state(exp, out, n, k)[0] == "done"])
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    say(f"training {len(queue)} run(s) and {len(needs) - len(queue)} pre-training "
+        f"stage(s), {jobs} at a time ({threads} thread(s) each)")
+    finished: set[tuple[Any, ...]] = set()
+    running: dict[Any, tuple[Any, ...]] = {}
+    failure: tuple[tuple[Any, ...], BaseException] | None = None
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        while needs or running:
+            ready = [t for t, deps in needs.items() if deps <= finished]
+            while failure is None and ready and len(running) < jobs:
+                task = ready.pop(0)
+                del needs[task]
+                key = states[task[1:]][1] if task[0] == "run" else None
+                label = (f"[{position[task[1:]]}/{count}] {' / '.join(task[1:3])} / "
+                         f"seed {task[3]}: training" if task[0] == "run" else
+                         f"pretraining {task[1]} / seed {task[2]}")
+                say(f"{label} (started)")
+                running[pool.submit(_job, exp, out, task, key, threads)] = task
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = running.pop(future)
+                try:
+                    result = future.result()
+                except BaseException as exc:  # re-raised once the running tasks end
+                    failure = failure or (task, exc)
+                    continue
+                finished.add(task)
+                if task[0] == "run":
+                    yield position[task[1:]], task[1:], result
+    if failure is not None:
+        task, exc = failure
+        if isinstance(exc, RcrnError):  # a config error names its setting: as in turn
+            raise exc
+        raise RuntimeError(f"lengthgen: {' / '.join(map(str, task[1:]))} failed in its "
+                           f"worker: {type(exc).__name__}: {exc}") from exc
+    if needs:  # a task whose dependency failed is never started
+        raise RuntimeError("lengthgen: not trained: " + ", ".join(
+            " / ".join(map(str, t[1:])) for t in needs))
 
 
 # --------------------------------------------------------------- aggregate
@@ -1698,10 +1875,13 @@ def _time_notes(out: Path, results: Sequence[dict[str, Any]]) -> list[str]:
              "(the sum of their wall times)"] if results else []
     estimate = _read_json(out / "time_estimate.json")
     if estimate and "full_seconds" in estimate:
+        jobs = estimate.get("jobs", 1)
+        parallel = (f" one run at a time, {_duration(estimate['full_jobs_seconds'])} {jobs} at "
+                    "a time" if jobs > 1 and "full_jobs_seconds" in estimate else "")
         notes.append(f"time: the full grid ({estimate['full_runs']} runs"
                      f"{_and_stages(estimate.get('full_stages'))}) is estimated at "
-                     f"{_duration(estimate['full_seconds'])} on this machine (probe of "
-                     f"{estimate['probe_steps']} training steps per model; "
+                     f"{_duration(estimate['full_seconds'])}{parallel} on this machine "
+                     f"(probe of {estimate['probe_steps']} training steps per model; "
                      "`time_estimate.json`)")
     elif estimate:
         notes.append(f"time: the last {estimate['runs']} run(s) trained were estimated at "

@@ -678,3 +678,57 @@ def test_pretrained_models_fine_tune_from_a_stage_trained_once_per_seed(dataset,
 def test_pretrain_entries_are_checked(dataset, change, message):
     with pytest.raises(ConfigError, match=message):
         load_experiment(experiment(dataset, **change))
+
+
+def test_jobs_train_runs_side_by_side_after_what_they_start_from(dataset, tmp_path):
+    import torch
+
+    pre = {"model": dict(TINY_CE, verifier=True), "data": {"train_subset": "len_words"},
+           "train": {"steps": 2}}
+    config = experiment(
+        dataset, seeds=[0], pretrain={"pre": pre},
+        models={"rcrn": {},
+                "ce": {"model": dict(TINY_CE, verifier=True), "pretrained": "pre"},
+                "rcrn_vl": {"model": {"vl": {"layers": 1, "dim": 16, "heads": 2, "ff": 16}},
+                            "init_from": "ce"}},
+        subsets={"len_words": {"train_subset": "len_words"}})
+    lines: list[str] = []
+    report = run_experiment(config, tmp_path / "two", progress=False, jobs=2,
+                            log=lines.append)
+    # in the plan's order, each after its stage and the run it starts from (rcrn_vl reads
+    # ce's checkpoint, which must exist when its worker starts)
+    assert [(o.model, o.status) for o in report.outcomes] == [
+        ("rcrn", "trained"), ("ce", "trained"), ("rcrn_vl", "trained")]
+    assert "training 3 run(s) and 1 pre-training stage(s), 2 at a time" in " ".join(lines)
+    started = [line for line in lines if line.endswith("(started)")]
+    assert started.index("pretraining pre / seed 0 (started)") < \
+        started.index("[2/3] ce / len_words / seed 0: training (started)")
+    vl = report.outcomes[2].path
+    assert yaml.safe_load((vl / "config.yaml").read_text())["model"]["vl"]["init"] == \
+        str(tmp_path / "two" / "runs" / "ce" / "len_words" / "seed0" / "last.pt")
+    estimate = json.loads((tmp_path / "two" / "time_estimate.json").read_text())
+    assert estimate["jobs"] == 2 and 0 < estimate["jobs_seconds"] < estimate["seconds"]
+    # the same runs trained one after the other give the same results
+    one = run_experiment(config, tmp_path / "one", progress=False, log=lambda _: None)
+    for a, b in zip(report.outcomes, one.outcomes):
+        assert a.result["parts"] == b.result["parts"], a.model
+        assert a.result["buckets"] == b.result["buckets"]
+        wa = torch.load(a.path / "last.pt", weights_only=False)["model"]
+        wb = torch.load(b.path / "last.pt", weights_only=False)["model"]
+        assert wa.keys() == wb.keys()
+        for key in wa:
+            assert torch.allclose(wa[key].float(), wb[key].float(), atol=1e-5), (a.model, key)
+    with pytest.raises(ConfigError, match="jobs must be a whole number >= 1, got 0"):
+        run_experiment(config, tmp_path / "zero", jobs=0)
+
+
+def test_makespan_starts_each_task_when_a_worker_and_its_inputs_are_free():
+    from rcrn.cli.lengthgen import makespan
+
+    needs = {"stage": set(), "a": set(), "b": {"stage"}, "c": {"b"}}
+    seconds = {"stage": 10.0, "a": 5.0, "b": 3.0, "c": 4.0}
+    assert makespan(needs, seconds, 1) == 22.0
+    assert makespan(needs, seconds, 2) == 17.0   # a beside the stage; b, c wait for it
+    assert makespan(needs, seconds, 8) == 17.0
+    with pytest.raises(ValueError, match="not given"):
+        makespan({"b": {"missing"}}, {"b": 1.0}, 2)
