@@ -1233,9 +1233,10 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
             if state == "changed":
                 say(f"{head}: its config changed ({_diff(old['key'], key)}); retraining")
             queue.append((i, run))
-        train_runs = _train_in_parallel if jobs > 1 and queue else _train_in_turn
-        for i, run, result in train_runs(exp, out, queue, states, len(plan), jobs, data,
-                                         progress, say):
+        trained = (_train_in_parallel(exp, out, queue, states, len(plan), jobs, say)
+                   if jobs > 1 and queue else
+                   _train_in_turn(exp, out, queue, states, len(plan), data, progress, say))
+        for i, run, result in trained:
             say(f"[{i}/{len(plan)}] {run[0]} / {run[1]} / seed {run[2]}: "
                 f"{result['train_size']} training problems, {result['wall_time_s']:.0f} s; "
                 + "; ".join(_fmt_part(result, p) for p in ("in_distribution",
@@ -1249,12 +1250,14 @@ def run_experiment(config: str | Path | dict[str, Any] | Experiment, out: str | 
     return report
 
 
-Queue = Sequence[tuple[int, tuple[str, str, int]]]
-Trained = Iterable[tuple[int, tuple[str, str, int], dict[str, Any]]]
+Run = tuple[str, str, int]
+Task = tuple[Any, ...]
+Queue = Sequence[tuple[int, Run]]
+Trained = Iterable[tuple[int, Run, dict[str, Any]]]
 
 
-def _train_in_turn(exp: Experiment, out: Path, queue: Queue, states: dict[Any, Any],
-                   count: int, jobs: int, data: _Data, progress: bool,
+def _train_in_turn(exp: Experiment, out: Path, queue: Queue, states: dict[Run, Any],
+                   count: int, data: _Data, progress: bool,
                    say: Callable[[str], None]) -> Trained:
     """Train the runs of ``queue`` (plan position, run) one after the other in this
     process, each after the pre-training stage it starts from; yield each result."""
@@ -1267,10 +1270,7 @@ def _train_in_turn(exp: Experiment, out: Path, queue: Queue, states: dict[Any, A
         yield i, run, _train_run(exp, out, *run, states[run][1], data, progress, say)
 
 
-Task = tuple[Any, ...]
-
-
-def _task_graph(exp: Experiment, runs: Sequence[tuple[str, str, int]],
+def _task_graph(exp: Experiment, runs: Sequence[Run],
                 stages_done: Iterable[tuple[str, int]] = ()) -> dict[Task, set[Task]]:
     """The tasks that train ``runs``, in order, each with the tasks it waits for:
     ``("pretrain", stage, seed)`` for each pre-training stage they start from (less
@@ -1320,7 +1320,7 @@ def makespan(needs: dict[Task, set[Task]], seconds: dict[Task, float], jobs: int
 _worker_data: _Data | None = None
 
 
-def _job(exp: Experiment, out: Path, task: tuple[Any, ...], key: dict[str, Any] | None,
+def _job(exp: Experiment, out: Path, task: Task, key: dict[str, Any] | None,
          threads: int) -> dict[str, Any] | None:
     """One task of :func:`_train_in_parallel`, in a worker process: ``("pretrain",
     stage, seed)`` or ``("run", model, subset, seed)``.  The worker keeps the problems it
@@ -1343,9 +1343,8 @@ def _job(exp: Experiment, out: Path, task: tuple[Any, ...], key: dict[str, Any] 
     return _train_run(exp, out, *task[1:], key, _worker_data, False, say)
 
 
-def _train_in_parallel(exp: Experiment, out: Path, queue: Queue, states: dict[Any, Any],
-                       count: int, jobs: int, data: _Data, progress: bool,
-                       say: Callable[[str], None]) -> Trained:
+def _train_in_parallel(exp: Experiment, out: Path, queue: Queue, states: dict[Run, Any],
+                       count: int, jobs: int, say: Callable[[str], None]) -> Trained:
     """Train the runs of ``queue`` ``jobs`` at a time in worker processes (started
     afresh, ``cpu_count // jobs`` threads each) and yield each result as it finishes.
 
@@ -1365,9 +1364,9 @@ def _train_in_parallel(exp: Experiment, out: Path, queue: Queue, states: dict[An
     threads = max(1, (os.cpu_count() or 1) // jobs)
     say(f"training {len(queue)} run(s) and {len(needs) - len(queue)} pre-training "
         f"stage(s), {jobs} at a time ({threads} thread(s) each)")
-    finished: set[tuple[Any, ...]] = set()
-    running: dict[Any, tuple[Any, ...]] = {}
-    failure: tuple[tuple[Any, ...], BaseException] | None = None
+    finished: set[Task] = set()
+    running: dict[Any, Task] = {}
+    failure: tuple[Task, BaseException] | None = None
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=context) as pool:
         while needs or running:
