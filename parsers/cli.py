@@ -179,6 +179,8 @@ def _cmd_parse_eval_factual(args: argparse.Namespace) -> int:
             ["triple recall", f"{100 * report['recall']:.2f}%"],
             ["triple F1", f"{100 * report['f1']:.2f}%"],
             ["exact relation sets", f"{100 * report['exact_set_rate']:.2f}%"],
+            *[[f"missed: {kind}", str(n)] for kind, n in report["missed"].items()],
+            *[[f"wrong: {kind}", str(n)] for kind, n in report["wrong"].items()],
             ["attribute precision", f"{100 * att['precision']:.2f}%"],
             ["attribute recall", f"{100 * att['recall']:.2f}%"],
             ["attribute F1", f"{100 * att['f1']:.2f}%"],

@@ -14,6 +14,7 @@ person (a wearer of clothing in the lexicon: ``man``, ``girl``) or an animal (``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from parsers.lexicon import (
     CANONICAL_HEADS,
@@ -432,12 +433,13 @@ def _possessions(scene: _Scene, g: LanguageGraph, mapped: dict[int, int], offset
             return (k != target and head.lower() not in PRONOUNS and not is_abstract(head)
                     and agrees(pronoun, head))
 
-        owner = possessed_by(POSSESSIVE_PRONOUNS[words[0]], e.span[0],
-                             mapped.get(g.root, -1), starts, owner_agrees, scene.subject)
+        pronoun = POSSESSIVE_PRONOUNS[words[0]]
+        owner = possessed_by(pronoun, e.span[0], mapped.get(g.root, -1), starts,
+                             owner_agrees, scene.subject)
         if owner < 0:
             continue
         part = owner
-        owner = _whole_of(scene, part, lambda k: owner_agrees(POSSESSIVE_PRONOUNS[words[0]], k))
+        owner = _whole_of(scene, part, partial(owner_agrees, pronoun))
         if owner != part:  # `its head ..., and its body`: the body is not the head's
             scene.relations[added:] = [q for q in scene.relations[added:]
                                        if (q.subject, q.text, q.object) != (part, HAS, target)]

@@ -59,6 +59,7 @@ import difflib
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -562,6 +563,36 @@ def predicted_attributes(graph: LanguageGraph | SceneGraph) -> set[Attribute]:
     return out
 
 
+#: why a gold triple is missed: its subject and object are related by another relation
+#: of the parse, related the other way round, both entities of the parse but not related,
+#: or one of them no entity of the parse
+MISSED_KINDS = ("other relation", "reversed", "unrelated", "entity missing")
+
+#: why a predicted triple is wrong: its two heads are related in the human graph (by
+#: another relation or the other way round), or not
+WRONG_KINDS = ("pair related otherwise", "pair not related")
+
+
+def triple_errors(graph: LanguageGraph | SceneGraph | None, gold: set[Triple],
+                  predicted: set[Triple]) -> Counter[str]:
+    """The missed gold triples by :data:`MISSED_KINDS` (``"missed: KIND"``) and the wrong
+    predicted triples by :data:`WRONG_KINDS` (``"wrong: KIND"``) of one caption whose
+    parse is ``graph`` (``None``: rejected) with triples ``predicted``."""
+    pairs = {(s, o) for s, _, o in predicted}
+    heads = {head_key(e.head or e.text) for e in graph.entities} if graph is not None \
+        else set()
+    out: Counter[str] = Counter()
+    for s, _, o in gold - predicted:
+        kind = ("other relation" if (s, o) in pairs else "reversed" if (o, s) in pairs
+                else "unrelated" if s in heads and o in heads else "entity missing")
+        out[f"missed: {kind}"] += 1
+    related = {frozenset((s, o)) for s, _, o in gold}
+    for s, _, o in predicted - gold:
+        related_otherwise = frozenset((s, o)) in related
+        out[f"wrong: {WRONG_KINDS[0] if related_otherwise else WRONG_KINDS[1]}"] += 1
+    return out
+
+
 def score_sets(predicted: Iterable[set | frozenset],
                gold: Iterable[set | frozenset]) -> dict[str, Any]:
     """Micro precision, recall and F1 of per-caption sets and the rate of exact sets.
@@ -597,7 +628,9 @@ def evaluate_factual(parser: Any, items: Sequence[FactualItem], max_errors: int 
     Returns:
         ``mode``, the relation scores of :func:`score_sets` (``captions``, ``gold_triples``,
         ``predicted_triples``, ``true_positives``, ``precision``, ``recall``, ``f1``,
-        ``exact_set_rate``), ``attributes`` (the same for attributes), ``parse_failures``,
+        ``exact_set_rate``), ``missed`` and ``wrong`` (the missed gold triples and the wrong
+        predicted ones by kind, :func:`triple_errors`), ``attributes`` (the scores for
+        attributes), ``parse_failures``,
         ``seconds``, ``sentences_per_second`` and, with ``max_errors``, ``errors``: up to
         that many captions whose relation set is wrong, with gold and predicted triples.
     """
@@ -608,11 +641,16 @@ def evaluate_factual(parser: Any, items: Sequence[FactualItem], max_errors: int 
     preds = [predicted_triples(g) if g is not None else set() for g in graphs]
     pred_attrs = [predicted_attributes(g) if g is not None else set() for g in graphs]
     rel = score_sets(preds, [it.triples for it in items])
+    errors_by_kind: Counter[str] = Counter()
+    for g, it, p in zip(graphs, items, preds):
+        errors_by_kind += triple_errors(g, it.triples, p)
     out: dict[str, Any] = {
         "mode": mode, "captions": rel["captions"], "gold_triples": rel["gold"],
         "predicted_triples": rel["predicted"], "true_positives": rel["true_positives"],
         "precision": rel["precision"], "recall": rel["recall"], "f1": rel["f1"],
         "exact_set_rate": rel["exact_set_rate"],
+        "missed": {k: errors_by_kind[f"missed: {k}"] for k in MISSED_KINDS},
+        "wrong": {k: errors_by_kind[f"wrong: {k}"] for k in WRONG_KINDS},
         "attributes": score_sets(pred_attrs, [it.attributes for it in items]),
         "parse_failures": failures, "seconds": elapsed,
         "sentences_per_second": len(texts) / elapsed if elapsed > 0 else float("inf"),

@@ -141,12 +141,34 @@ def test_parse_eval_format_factual_table_and_json(tmp_path, capsys):
     path = _write(tmp_path, CSV)
     assert run(["parse-eval", "--format", "factual", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "triple F1                 100.00%" in out and "captions                  4" in out
-    assert "attribute F1" in out
+    rows = {line[:33].strip(): line[33:].strip() for line in out.splitlines()}
+    assert rows["triple F1"] == "100.00%" and rows["captions"] == "4"
+    assert rows["missed: unrelated"] == "0" and rows["wrong: pair not related"] == "0"
+    assert "attribute F1" in rows
     assert run(["parse-eval", "--format", "factual", str(path), "--json", "--limit", "2"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["format"] == "factual" and report["captions"] == 2
     assert report["gold_triples"] == 2 and report["f1"] == 1.0
+    assert report["missed"] == dict.fromkeys(ev.MISSED_KINDS, 0)
+
+
+def test_each_missed_and_wrong_triple_is_told_why():
+    from parsers.scene import SceneEntity, SceneGraph
+
+    graph = SceneGraph("", ["x"], [SceneEntity(h, [], h, [(0, 1)])
+                                for h in ("man", "hors", "field", "hat")], [])
+    gold = {("man", "rid", "hors"), ("hors", "in", "field"), ("man", "wear", "hat"),
+            ("field", "hav", "fenc"), ("man", "on", "field")}
+    predicted = {("man", "on", "hors"), ("field", "in", "hors"), ("man", "on", "field"),
+                 ("hat", "on", "hors")}
+    assert ev.triple_errors(graph, gold, predicted) == {
+        "missed: other relation": 1,     # man - horse related by `on`
+        "missed: reversed": 1,           # field - horse, the other way round
+        "missed: unrelated": 1,          # man and hat: both entities, not related
+        "missed: entity missing": 1,     # no fence
+        "wrong: pair related otherwise": 2, "wrong: pair not related": 1}
+    # a rejected caption: every gold triple misses its entities
+    assert ev.triple_errors(None, gold, set()) == {"missed: entity missing": 5}
 
 
 def test_parse_eval_format_factual_errors(tmp_path, capsys):
