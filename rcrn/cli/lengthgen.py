@@ -1329,7 +1329,7 @@ def _job(exp: Experiment, out: Path, task: Task, key: dict[str, Any] | None,
 
     global _worker_data
     torch.set_num_threads(threads)
-    name = " / ".join(str(x) for x in task[1:])
+    name = " / ".join((*task[1:-1], f"seed {task[-1]}"))
 
     def say(line: str) -> None:
         print(f"  ({name}) {line.strip()}", flush=True)
