@@ -293,16 +293,20 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     if args.threshold is not None and not (args.filter and 0 < args.threshold < 1):
         raise CommandError("--threshold needs --filter and a value between 0 and 1, got "
                            f"{args.threshold}")
+    if args.filter_also and not args.filter:
+        raise CommandError("--filter-also needs --filter")
     items = read_factual(args.file, args.limit)
     if not items:
         raise CommandError(f"{args.file}: no caption row")
+    also = [item for path in args.filter_also for item in read_factual(path)]
     parser = parsers.load(args.parser, **_options(args.option))
     mode = "scene" if args.scene else "referring"
     try:
         style = AnnotationStyle.fit(parser, items, mode, args.min_count, args.share,
                                   source=f"{args.file} ({len(items)} captions, parser "
                                          f"{args.parser}, {mode} mode)",
-                                  learn_filter=args.filter, filter_threshold=args.threshold)
+                                  learn_filter=args.filter, filter_threshold=args.threshold,
+                                  filter_also=also)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -312,7 +316,9 @@ def cmd_parse_style(args: argparse.Namespace) -> int:
     attributes = ", ".join(f"{counts['attributes'][a]} {a}" for a in ("keep", "drop"))
     learned = "" if style.filter is None else (
         f", and a relation filter (threshold {style.filter.threshold}, "
-        f"{len(style.filter.weights)} feature weights) that decides the drops")
+        f"{len(style.filter.weights)} feature weights"
+        + (f", also fitted on {len(also)} captions of {', '.join(args.filter_also)}"
+           if also else "") + ") that decides the drops")
     print(f"wrote {out}: learned from {len(items)} captions, {len(style.relations)} relation "
           f"rules ({relations}) and {len(style.attributes)} attribute rules ({attributes})"
           f"{learned}; use it with\n  rcrn parse-eval --format factual FILE --style {out}")
@@ -442,6 +448,12 @@ def register(subparsers: Any) -> None:
     f.add_argument("--threshold", type=float, default=None, metavar="P",
                    help="with --filter: keep a relation from this probability (default: "
                         "the threshold with the best cross-fitted triple F1 on FILE)")
+    f.add_argument("--filter-also", action="append", default=[], metavar="CSV",
+                   help="with --filter: the filter also learns from the relations of this "
+                        "scene-graph CSV's captions as the parser writes them, each labelled "
+                        "by its own human graph (another corpus: more examples of what the "
+                        "parser gets wrong; repeatable; the threshold is still chosen on "
+                        "FILE)")
     f.add_argument("--limit", type=int, default=None, metavar="N",
                    help="learn from the first N rows only")
     f.add_argument("--parser", default=parsers.DEFAULT_PARSER,

@@ -141,11 +141,15 @@ class RelationFilter:
     # ---------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, captions: Sequence[Caption], threshold: float | None = None,
-            epochs: int = 6, seed: int = 0) -> RelationFilter:
+            epochs: int = 6, seed: int = 0, also: Sequence[Caption] = ()) -> RelationFilter:
         """The filter of ``captions``: weights fitted on all of them, and ``threshold`` or
         by default the threshold of :data:`THRESHOLDS` with the best triple F1 over them
-        when each half's probabilities come from weights fitted on the other half."""
-        weights = _fit_weights(captions, epochs, seed)
+        when each half's probabilities come from weights fitted on the other half.
+
+        ``also``: captions of another corpus that every fit learns from as well (what a
+        parser gets wrong is much the same across corpora; the threshold is still chosen
+        on ``captions`` alone)."""
+        weights = _fit_weights([*captions, *also], epochs, seed)
         if threshold is not None:
             return cls(weights, threshold)
         order = torch.randperm(len(captions), generator=torch.Generator().manual_seed(seed))
@@ -153,7 +157,7 @@ class RelationFilter:
         held_out: list[Caption] = []
         scored: list[float] = []
         for train, held in ((halves[0], halves[1]), (halves[1], halves[0])):
-            half = cls(_fit_weights(train, epochs, seed))
+            half = cls(_fit_weights([*train, *also], epochs, seed))
             held_out += held
             scored += [half.probability(f) for c in held for _, f in c.relations]
         return cls(weights, max(THRESHOLDS, key=lambda t: (_f1(held_out, scored, t), -t)))

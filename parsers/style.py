@@ -137,14 +137,19 @@ class AnnotationStyle:
     @classmethod
     def fit(cls, parser: Any, items: Sequence[FactualItem], mode: str = "referring",
             min_count: int = 3, share: float = 0.5, source: str = "",
-            learn_filter: bool = False,
-            filter_threshold: float | None = None) -> AnnotationStyle:
+            learn_filter: bool = False, filter_threshold: float | None = None,
+            filter_also: Sequence[FactualItem] = ()) -> AnnotationStyle:
         """Learn the style of ``items`` (captions with human scene graphs) for ``parser``'s
         graphs in ``mode``, with a :class:`~parsers.relation_filter.RelationFilter`
         fitted on the relations of the styled graphs when ``learn_filter`` (keeping a
         relation from probability ``filter_threshold``; by default the threshold
-        :meth:`~parsers.relation_filter.RelationFilter.fit` chooses).  Captions the parser
-        rejects are skipped."""
+        :meth:`~parsers.relation_filter.RelationFilter.fit` chooses), and also on the
+        relations of ``filter_also``'s graphs as the parser writes them (captions of
+        another corpus, labelled by their own human graphs: more examples of what the
+        parser gets wrong; nothing else of the style is learned from them).  Captions the
+        parser rejects are skipped."""
+        if filter_also and not learn_filter:
+            raise ValueError("filter_also is for the relation filter: give learn_filter")
         if min_count < 1 or not 0 < share <= 1:
             raise ValueError(f"min_count must be >= 1 and share in (0, 1], got "
                              f"{min_count} and {share}")
@@ -177,9 +182,17 @@ class AnnotationStyle:
         style.phrases = {k: _most_common(written[k]) if written[k] else k
                          for k in sorted(targets)}
         if learn_filter:
+            also = []
+            for item in filter_also:
+                try:
+                    graph = parser.parse(item.text, mode=mode)
+                except ParseError:
+                    continue
+                also.append(Caption([(t, f) for _, t, f in scored_relations(graph)],
+                                    item.triples))
             style.filter = RelationFilter.fit([
                 Caption([(t, f) for _, t, f in scored_relations(style._apply(g, drops=False))],
-                        gold) for g, gold in parsed], threshold=filter_threshold)
+                        gold) for g, gold in parsed], threshold=filter_threshold, also=also)
         return style
 
     def _decide(self, counts: dict[Key, Counter[Decision]]) -> dict[Key, Decision]:

@@ -158,3 +158,31 @@ def test_parse_style_learns_a_filter_on_the_command_line(corpus, tmp_path, capsy
         assert run(["parse-style", str(corpus), "--out", str(tmp_path / "x.json"),
                     *bad]) == 2
         assert "--threshold needs --filter" in capsys.readouterr().err
+
+
+def test_the_filter_also_learns_from_another_corpus(rule, corpus, tmp_path, capsys):
+    items = read_factual(corpus)
+    short = [it for it in items if "table" not in it.text]    # every `with` written
+    long = [it for it in items if "table" in it.text]         # every `with` left out
+    text = LONG.format(x="cat", y="ball")
+    alone = AnnotationStyle.fit(rule, short, learn_filter=True, filter_threshold=0.5)
+    helped = AnnotationStyle.fit(rule, short, learn_filter=True, filter_threshold=0.5,
+                                 filter_also=long)
+    assert ("cat", "with", "ball") in predicted_triples(StyledParser(rule, alone).parse(text))
+    assert ("cat", "with", "ball") not in \
+        predicted_triples(StyledParser(rule, helped).parse(text))
+    # the rules counted per key come from the style's own captions only
+    assert helped.relations == alone.relations
+    with pytest.raises(ValueError, match="filter_also is for the relation filter"):
+        AnnotationStyle.fit(rule, short, filter_also=long)
+    # on the command line
+    own = tmp_path / "short.csv"
+    lines = _corpus().splitlines()
+    own.write_text("\n".join(lines[:1] + lines[1::2]) + "\n", encoding="utf-8")  # short
+    out = tmp_path / "style.json"
+    assert run(["parse-style", str(own), "--out", str(out), "--filter",
+                "--filter-also", str(corpus)]) == 0
+    assert f"also fitted on 24 captions of {corpus})" in capsys.readouterr().out
+    assert run(["parse-style", str(own), "--out", str(out), "--overwrite",
+                "--filter-also", str(corpus)]) == 2
+    assert "--filter-also needs --filter" in capsys.readouterr().err
