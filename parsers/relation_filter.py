@@ -16,8 +16,10 @@ the caption's human graph), and its threshold is the one that gives the best tri
 on two-fold cross-fitted probabilities of the same captions.
 
 A style with a filter drops the relations whose probability is below the threshold instead
-of applying its drop rules.  ``rcrn parse-style TRAIN.csv --filter`` fits one; it is
-stored in the style's JSON file (the weights of the features seen, rounded).
+of applying its drop rules.  ``rcrn parse-style TRAIN.csv --filter`` fits one (with
+``--filter-also OTHER.csv`` its weights also learn from another corpus's parses, labelled
+by that corpus's graphs: a small corpus borrows what a large one shows the parser gets
+wrong); it is stored in the style's JSON file (the weights of the features seen, rounded).
 """
 
 from __future__ import annotations
