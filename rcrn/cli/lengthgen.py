@@ -1041,8 +1041,8 @@ def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
                   pretrained: Iterable[tuple[str, int]] = (), jobs: int = 1) -> dict[str, Any]:
     """The wall time of ``plan`` and of the ``full`` grid (the config's every run, when
     ``plan`` is ``--quick``'s or what is left to train), one task after the other and
-    ``jobs`` at a time (:func:`makespan`; a worker's threads are taken to train as fast
-    as the probe's).
+    ``jobs`` at a time (:func:`makespan`, a bound: it takes each worker to train as fast
+    as the probe did alone, where workers sharing the cores slow each other).
 
     Each model's training step and prediction are probed on the first subset it trains
     on, and each pre-training stage's step on its data; a run's time is its steps times
@@ -1092,7 +1092,7 @@ def estimate_time(exp: Experiment, plan: Sequence[tuple[str, str, int]],
         return data_s + sum(seconds.values()), data_s + makespan(needs, seconds, jobs)
 
     def at_a_time(seconds: float) -> str:
-        return f" ({jobs} at a time: about {_duration(seconds)})" if jobs > 1 else ""
+        return f" ({jobs} at a time: at best {_duration(seconds)})" if jobs > 1 else ""
 
     one, parallel = times(exp, plan, pretrained)
     estimate = {"runs": len(plan), "seconds": round(one, 1), "jobs": jobs,
@@ -1875,8 +1875,8 @@ def _time_notes(out: Path, results: Sequence[dict[str, Any]]) -> list[str]:
     estimate = _read_json(out / "time_estimate.json")
     if estimate and "full_seconds" in estimate:
         jobs = estimate.get("jobs", 1)
-        parallel = (f" one run at a time, {_duration(estimate['full_jobs_seconds'])} {jobs} at "
-                    "a time" if jobs > 1 and "full_jobs_seconds" in estimate else "")
+        parallel = (f" one run at a time, at best {_duration(estimate['full_jobs_seconds'])} "
+                    f"{jobs} at a time" if jobs > 1 and "full_jobs_seconds" in estimate else "")
         notes.append(f"time: the full grid ({estimate['full_runs']} runs"
                      f"{_and_stages(estimate.get('full_stages'))}) is estimated at "
                      f"{_duration(estimate['full_seconds'])}{parallel} on this machine "
