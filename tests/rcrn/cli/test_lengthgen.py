@@ -707,7 +707,10 @@ def test_jobs_train_runs_side_by_side_after_what_they_start_from(dataset, tmp_pa
     assert yaml.safe_load((vl / "config.yaml").read_text())["model"]["vl"]["init"] == \
         str(tmp_path / "two" / "runs" / "ce" / "len_words" / "seed0" / "last.pt")
     estimate = json.loads((tmp_path / "two" / "time_estimate.json").read_text())
-    assert estimate["jobs"] == 2 and 0 < estimate["jobs_seconds"] < estimate["seconds"]
+    # two at a time is no longer than one after the other (`makespan` is tested below;
+    # the tiny runs' seconds round to a tenth, so they may be equal)
+    assert estimate["jobs"] == 2 and 0 < estimate["jobs_seconds"] <= estimate["seconds"]
+    assert 0 < estimate["full_jobs_seconds"] <= estimate["full_seconds"]
     # the same runs trained one after the other give the same results
     one = run_experiment(config, tmp_path / "one", progress=False, log=lambda _: None)
     for a, b in zip(report.outcomes, one.outcomes):
