@@ -52,6 +52,7 @@ from parsers.evaluate import (
     attribute_key,
     head_key,
     names_absence,
+    parse_all,
     predicted_attributes,
     predicted_triples,
     relation_key,
@@ -182,17 +183,15 @@ class AnnotationStyle:
         style.phrases = {k: _most_common(written[k]) if written[k] else k
                          for k in sorted(targets)}
         if learn_filter:
-            also = []
-            for item in filter_also:
-                try:
-                    graph = parser.parse(item.text, mode=mode)
-                except ParseError:
-                    continue
-                also.append(Caption([(t, f) for _, t, f in scored_relations(graph)],
-                                    item.triples))
-            style.filter = RelationFilter.fit([
-                Caption([(t, f) for _, t, f in scored_relations(style._apply(g, drops=False))],
-                        gold) for g, gold in parsed], threshold=filter_threshold, also=also)
+            def caption(graph: LanguageGraph | SceneGraph, gold: frozenset) -> Caption:
+                return Caption([(t, f) for _, t, f in scored_relations(graph)], gold)
+
+            graphs, _ = parse_all(parser, [item.text for item in filter_also], mode)
+            also = [caption(g, item.triples) for g, item in zip(graphs, filter_also)
+                    if g is not None]
+            style.filter = RelationFilter.fit(
+                [caption(style._apply(g, drops=False), gold) for g, gold in parsed],
+                threshold=filter_threshold, also=also)
         return style
 
     def _decide(self, counts: dict[Key, Counter[Decision]]) -> dict[Key, Decision]:
